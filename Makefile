@@ -1,0 +1,73 @@
+# fsoracle - the build.  ./build.sh is the entry point; this file does the
+# work.  Every .c under hw/ ref/ harness/ goes into libfsoracle.a, every
+# tests/test_*.c becomes its own test program, tools/*.c the fsoracle CLI.
+#
+#   make                 gcc (or $CC), -O2, into out/
+#   make SAN=asan        ASan + UBSan, into out-asan/
+#   make SAN=msan        MSan (clang only), into out-msan/
+#   make check           build and run the unit tests
+#   make V=1             show every command
+#
+# Warnings are errors everywhere.  Sanitizer builds keep -O1 and frame
+# pointers so reports are readable.
+
+CC      ?= cc
+SAN     ?=
+O       ?= out$(if $(SAN),-$(SAN))
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla \
+           -Wno-unused-parameter
+BASE    := -std=c11 -D_GNU_SOURCE -g -I. $(WARN)
+OPT     := -O2
+
+ifeq ($(SAN),asan)
+  OPT    := -O1 -fno-omit-frame-pointer
+  SANF   := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+ifeq ($(SAN),msan)
+  OPT    := -O1 -fno-omit-frame-pointer
+  SANF   := -fsanitize=memory -fsanitize-memory-track-origins \
+            -fno-sanitize-recover=all -DFSO_NO_EXTERNAL_LIBS
+endif
+
+CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
+LDFLAGS_ALL := $(SANF) $(EXTRA_LDFLAGS)
+LIBS    := -lm
+
+LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
+HDRS      := $(wildcard hw/*.h ref/*.h harness/*.h tools/*.h tests/*.h)
+
+.PHONY: all check clean
+all: $(O)/libfsoracle.a $(O)/fsoracle $(TEST_BINS)
+
+Q := $(if $(V),,@)
+
+$(O)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(O)/libfsoracle.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/fsoracle: $(TOOL_OBJS) $(O)/libfsoracle.a
+	$(if $(V),,@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(O)/libfsoracle.a $(LIBS)
+
+$(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/test.o $(O)/libfsoracle.a
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/tests/test.o $(O)/libfsoracle.a $(LIBS)
+
+check: all
+	O=$(O) ./ci/unit
+
+clean:
+	rm -rf out out-asan out-msan

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# build.sh - the one build entry of fsoracle.
+#
+#   ./build.sh              release build into out/ (the fsoracle program,
+#                           libfsoracle.a, unit tests)
+#   ./build.sh asan         ASan + UBSan build into out-asan/
+#   ./build.sh msan         MSan build (clang) into out-msan/
+#   ./build.sh clean        remove every build directory
+#
+# When the OSS-Fuzz / ClusterFuzzLite variables are set ($LIB_FUZZING_ENGINE
+# and $OUT), it follows that contract instead: $CC and $CFLAGS as given
+# (they carry the sanitizer and coverage flags), fuzz targets linked with
+# $LIB_FUZZING_ENGINE, binaries and their seed corpora, dictionaries and
+# options placed in $OUT.  Fuzz targets arrive with the fuzzing issue; until
+# then this mode builds the library with the given flags and says so.
+set -eu
+cd "$(dirname "$0")"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+if [ -n "${LIB_FUZZING_ENGINE:-}" ] && [ -n "${OUT:-}" ]; then
+	: "${CC:=clang}"
+	: "${CFLAGS:=}"
+	work=${WORK:-$(mktemp -d)}
+	make -j"$jobs" O="$work/fsoracle-build" CC="$CC" \
+		EXTRA_CFLAGS="$CFLAGS" EXTRA_LDFLAGS="$CFLAGS" \
+		"$work/fsoracle-build/libfsoracle.a"
+	if [ -d fuzz ] && ls fuzz/*.c >/dev/null 2>&1; then
+		./fuzz/build-oss.sh "$work/fsoracle-build"
+	else
+		echo "build.sh: no fuzz targets yet; built libfsoracle.a only" >&2
+	fi
+	exit 0
+fi
+
+case "${1:-}" in
+"")     make -j"$jobs" ;;
+asan)   make -j"$jobs" SAN=asan CC="${CC:-clang}" ;;
+msan)   make -j"$jobs" SAN=msan CC=clang ;;
+clean)  make clean ;;
+*)      echo "usage: ./build.sh [asan|msan|clean]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,579 @@
+/*
+ * check.c - run ops on several targets in lock step and compare (check.h).
+ *
+ * Cost per op is what the targets do plus a few compares: buffers are
+ * allocated once, reads are compared piece by piece as they come, sizes
+ * only after ops that may change them, and whole files only at
+ * checkpoints.
+ */
+#include "harness/check_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_CHUNK ((size_t)1 << 20)
+#define DEFAULT_EVERY 1000u
+
+const char *check_status_name(int status)
+{
+	switch (status) {
+	case CHECK_OK: return "ok";
+	case CHECK_DATA: return "data mismatch";
+	case CHECK_SIZE: return "size mismatch";
+	case CHECK_AUDIT: return "audit failure";
+	case CHECK_ERRNO: return "result mismatch (unexpected errno)";
+	case CHECK_INTERNAL: return "checker error";
+	default: return "unknown";
+	}
+}
+
+int check_new(struct target **t, int n, const struct check_cfg *cfg,
+	      const struct op_seq *meta, struct checker **out)
+{
+	struct checker *c;
+	int ret = -ENOMEM;
+
+	if (n < 1 || n > TARGET_MAX)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	op_seq_init(&c->log);
+	if (cfg)
+		c->cfg = *cfg;
+	if (!c->cfg.verify_every)
+		c->cfg.verify_every = DEFAULT_EVERY;
+	if (!c->cfg.audit_every)
+		c->cfg.audit_every = DEFAULT_EVERY;
+	if (!c->cfg.out)
+		c->cfg.out = stderr;
+	c->chunk = c->cfg.chunk ? c->cfg.chunk : DEFAULT_CHUNK;
+	if (c->chunk < 8192)
+		c->chunk = 8192;
+	c->n = n;
+	c->ref = 0;
+	for (int i = n - 1; i >= 0; i--) {
+		c->t[i] = t[i];
+		c->unsupported |= t[i]->unsupported;
+		if (t[i]->caps & TARGET_MODEL)
+			c->ref = i;
+	}
+	c->wbuf = malloc(c->chunk);
+	if (!c->wbuf)
+		goto out_error;
+	for (int i = 0; i < n; i++) {
+		c->rbuf[i] = malloc(c->chunk);
+		if (!c->rbuf[i])
+			goto out_error;
+	}
+	if (meta)
+		op_seq_copy_meta(&c->log, meta);
+	for (int i = 0; i < n; i++)
+		target_set_names(t[i], &c->log);
+	ret = check_reset(c);
+	if (ret)
+		goto out_error;
+	*out = c;
+	return 0;
+out_error:
+	check_free(c);
+	return ret;
+}
+
+void check_free(struct checker *c)
+{
+	if (!c)
+		return;
+	free(c->wbuf);
+	for (int i = 0; i < TARGET_MAX; i++)
+		free(c->rbuf[i]);
+	free(c->res);
+	op_seq_free(&c->log);
+	free(c);
+}
+
+int check_reset(struct checker *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		int ret = c->t[i]->ops->reset(c->t[i]);
+
+		if (ret)
+			return ret;
+	}
+	/* Statistics keep counting across resets (a soak's rounds). */
+	op_seq_clear(&c->log);
+	memset(&c->fail, 0, sizeof(c->fail));
+	c->status = CHECK_OK;
+	c->dirty = c->touched = c->exists = 0;
+	return 0;
+}
+
+const struct check_stats *check_stats(const struct checker *c)
+{
+	return &c->st;
+}
+
+const struct check_failure *check_failure(const struct checker *c)
+{
+	return &c->fail;
+}
+
+const struct op_seq *check_log(const struct checker *c)
+{
+	return &c->log;
+}
+
+uint64_t check_unsupported(const struct checker *c)
+{
+	return c->unsupported;
+}
+
+static const char *errstr(int64_t r, char *buf, size_t len)
+{
+	if (r >= 0)
+		snprintf(buf, len, "%lld", (long long)r);
+	else
+		snprintf(buf, len, "-%s", strerrorname_np((int)-r) ?
+			 strerrorname_np((int)-r) : "E?");
+	return buf;
+}
+
+/* Compare every target's result with the reference's. */
+static int compare_results(struct checker *c, const int64_t *r, unsigned file)
+{
+	for (int i = 0; i < c->n; i++) {
+		char a[32], b[32];
+
+		if (r[i] == r[c->ref])
+			continue;
+		/* Two different byte counts usually mean two different sizes. */
+		if (r[i] >= 0 && r[c->ref] >= 0 &&
+		    c->t[i]->ops->size(c->t[i], file) !=
+		    c->t[c->ref]->ops->size(c->t[c->ref], file))
+			return check_fail(c, CHECK_SIZE, i, file, NULL, NULL, 0, 0,
+					  "returned %s on %s but %s on %s "
+					  "(the file sizes differ)",
+					  errstr(r[c->ref], a, sizeof(a)),
+					  c->t[c->ref]->name,
+					  errstr(r[i], b, sizeof(b)), c->t[i]->name);
+		return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
+				  "returned %s on %s but %s on %s",
+				  errstr(r[c->ref], a, sizeof(a)), c->t[c->ref]->name,
+				  errstr(r[i], b, sizeof(b)), c->t[i]->name);
+	}
+	return 0;
+}
+
+/* Compare n bytes read at off by every target with the reference's. */
+static int compare_bytes(struct checker *c, unsigned file, uint64_t off,
+			 size_t n, const char *what)
+{
+	c->st.bytes_compared += n;
+	for (int i = 0; i < c->n; i++) {
+		if (i == c->ref || memcmp(c->rbuf[c->ref], c->rbuf[i], n) == 0)
+			continue;
+		return check_fail(c, CHECK_DATA, i, file, c->rbuf[c->ref],
+				  c->rbuf[i], off, n, "%s: bytes differ", what);
+	}
+	return 0;
+}
+
+static int compare_size(struct checker *c, unsigned file, int64_t *sizep)
+{
+	int64_t s[TARGET_MAX];
+
+	for (int i = 0; i < c->n; i++)
+		s[i] = c->t[i]->ops->size(c->t[i], file);
+	for (int i = 0; i < c->n; i++) {
+		char a[32], b[32];
+
+		if (s[i] == s[c->ref])
+			continue;
+		return check_fail(c, CHECK_SIZE, i, file, NULL, NULL, 0, 0,
+				  "%s: size %s on %s but %s on %s",
+				  op_file_name(&c->log, file),
+				  errstr(s[c->ref], a, sizeof(a)), c->t[c->ref]->name,
+				  errstr(s[i], b, sizeof(b)), c->t[i]->name);
+	}
+	if (sizep)
+		*sizep = s[c->ref];
+	return 0;
+}
+
+/* Existence, size and every byte of one file on every target. */
+static int verify_file(struct checker *c, unsigned file)
+{
+	int64_t size, r[TARGET_MAX];
+	uint64_t off = 0;
+	int ret;
+
+	c->verifying++;
+	ret = compare_size(c, file, &size);
+	if (ret || size < 0)
+		goto out;
+	while (off < (uint64_t)size) {
+		size_t n = (uint64_t)size - off < c->chunk ?
+			   (size_t)((uint64_t)size - off) : c->chunk;
+
+		for (int i = 0; i < c->n; i++)
+			r[i] = c->t[i]->ops->read(c->t[i], file, off, c->rbuf[i], n);
+		ret = compare_results(c, r, file);
+		if (ret || r[c->ref] <= 0)
+			break;
+		ret = compare_bytes(c, file, off, (size_t)r[c->ref], "verify");
+		if (ret)
+			break;
+		off += (uint64_t)r[c->ref];
+	}
+out:
+	c->verifying--;
+	return ret;
+}
+
+static int audit_all(struct checker *c)
+{
+	int ret = 0;
+
+	c->verifying++;
+	for (int i = 0; i < c->n && !ret; i++) {
+		char msg[256] = "";
+
+		if (!c->t[i]->ops->audit)
+			continue;
+		c->st.audits++;
+		ret = c->t[i]->ops->audit(c->t[i], msg, sizeof(msg));
+		if (ret)
+			ret = check_fail(c, CHECK_AUDIT, i, 0, NULL, NULL, 0, 0,
+					 "audit of %s failed: %s", c->t[i]->name,
+					 msg[0] ? msg : "(no message)");
+	}
+	c->verifying--;
+	return ret;
+}
+
+static int verify_all(struct checker *c)
+{
+	uint32_t mask[TARGET_MAX], all = c->touched;
+
+	c->st.verifies++;
+	for (int i = 0; i < c->n; i++) {
+		int ret = c->t[i]->ops->list(c->t[i], &mask[i]);
+
+		if (ret) {
+			c->verifying++;
+			ret = check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
+					 "listing the files of %s failed: %d",
+					 c->t[i]->name, ret);
+			c->verifying--;
+			return ret;
+		}
+		all |= mask[i];
+	}
+	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+		int ret;
+
+		if (!(all & (1u << f)))
+			continue;
+		ret = verify_file(c, f);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int check_verify(struct checker *c)
+{
+	int ret;
+
+	if (c->status)
+		return c->status;
+	ret = verify_all(c);
+	if (!ret)
+		ret = audit_all(c);
+	return ret;
+}
+
+/* pwrite and pread: piece by piece, all targets per piece. */
+static int rw_op(struct checker *c, const struct op *op, uint64_t opno,
+		 int64_t *result)
+{
+	uint64_t piece = c->chunk, done = 0, total = 0;
+	int64_t r[TARGET_MAX];
+	int ret;
+
+	if (op->bsize && op->bsize < piece)
+		piece = op->bsize;
+	do {
+		struct op sub = *op;
+		uint64_t n = op->len - done < piece ? op->len - done : piece;
+
+		sub.off = op->off + done;
+		sub.len = n;
+		if (op->kind == OP_PWRITE)
+			op_fill(op, opno, sub.off, c->wbuf, n);
+		for (int i = 0; i < c->n; i++)
+			r[i] = c->t[i]->ops->apply(c->t[i], &sub, c->wbuf,
+						   c->rbuf[i]);
+		ret = compare_results(c, r, op->file);
+		if (ret)
+			return ret;
+		if (op->kind == OP_PREAD && r[c->ref] > 0) {
+			ret = compare_bytes(c, op->file, sub.off,
+					    (size_t)r[c->ref], "pread");
+			if (ret)
+				return ret;
+		}
+		if (r[c->ref] < 0) {
+			*result = total ? (int64_t)total : r[c->ref];
+			return 0;
+		}
+		total += (uint64_t)r[c->ref];
+		if ((uint64_t)r[c->ref] < n)
+			break;
+		done += n;
+	} while (done < op->len);
+	*result = (int64_t)total;
+	return 0;
+}
+
+static int simple_op(struct checker *c, const struct op *op, int64_t *result)
+{
+	int64_t r[TARGET_MAX];
+	int ret;
+
+	for (int i = 0; i < c->n; i++)
+		r[i] = c->t[i]->ops->apply(c->t[i], op, NULL, NULL);
+	ret = compare_results(c, r, op->file);
+	*result = r[c->ref];
+	return ret;
+}
+
+/*
+ * A crash: every target that can crash loses what it had not made
+ * durable and recovers.  Durable files must come back as they were (the
+ * verify after this checks it); every non-durable file takes, on every
+ * other target, the state the first crashing target recovered.
+ */
+static int crash_op(struct checker *c, const struct op *op, int64_t *result)
+{
+	int src = -1, ret;
+
+	for (int i = 0; i < c->n && src < 0; i++)
+		if (c->t[i]->caps & TARGET_CRASHES)
+			src = i;
+	ret = simple_op(c, op, result);
+	if (ret)
+		return ret;
+	c->st.crashes++;
+	*result = 0;
+	if (src < 0) {
+		/* Only models: nothing is lost, everything is durable. */
+		c->dirty = 0;
+		return 0;
+	}
+	*result = c->dirty;
+	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+		if (!(c->dirty & (1u << f)))
+			continue;
+		for (int i = 0; i < c->n; i++) {
+			if (i == src)
+				continue;
+			ret = target_copy_file(c->t[i], c->t[src], f, c->wbuf,
+					       c->chunk);
+			if (ret)
+				return check_fail(c, CHECK_ERRNO, i, f, NULL, NULL,
+						  0, 0, "adopting %s's recovered %s "
+						  "after the crash failed: %d",
+						  c->t[src]->name,
+						  op_file_name(&c->log, f), ret);
+		}
+	}
+	/* What was adopted is now durable on the other crashing targets too. */
+	for (int i = 0; i < c->n; i++) {
+		struct op sync = { .kind = OP_SYNC };
+
+		if (i == src || !(c->t[i]->caps & TARGET_CRASHES) || !c->dirty)
+			continue;
+		ret = (int)c->t[i]->ops->apply(c->t[i], &sync, NULL, NULL);
+		if (ret)
+			return check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
+					  "sync after adopting crash state "
+					  "failed: %d", ret);
+	}
+	c->dirty = 0;
+	ret = c->t[c->ref]->ops->list(c->t[c->ref], &c->exists);
+	if (ret)
+		return check_fail(c, CHECK_ERRNO, c->ref, 0, NULL, NULL, 0, 0,
+				  "listing the files of %s failed: %d",
+				  c->t[c->ref]->name, ret);
+	return 0;
+}
+
+static int push_log(struct checker *c, const struct op *op)
+{
+	if (c->log.n == c->rescap) {
+		size_t cap = c->rescap ? c->rescap * 2 : 1024;
+		int64_t *res = realloc(c->res, cap * sizeof(*res));
+
+		if (!res)
+			return -ENOMEM;
+		c->res = res;
+		c->rescap = cap;
+	}
+	if (op_seq_push(&c->log, op))
+		return -ENOMEM;
+	c->res[c->log.n - 1] = CHECK_RES_SKIPPED;
+	return 0;
+}
+
+int check_op(struct checker *c, const struct op *in)
+{
+	struct op op = *in;
+	const struct op_kind_info *ki;
+	uint32_t fbit, f2bit;
+	uint64_t opno;
+	int64_t result = 0;
+	int ret;
+
+	if (c->status)
+		return c->status;
+	op_normalize(&op);
+	ki = op_kind_info(op.kind);
+	if (op.kind == OP_NONE)
+		return 0;
+	if (push_log(c, &op))
+		return check_fail(c, CHECK_INTERNAL, c->ref, 0, NULL, NULL, 0, 0,
+				  "out of memory for the op log");
+	/* The op's number is its place in the log: what a replay of the log
+	 * will use too (the fill data depends on it). */
+	opno = c->log.n;
+	c->st.ops++;
+	if (c->unsupported & (1ull << op.kind)) {
+		c->st.skipped[op.kind]++;
+		c->st.skipped_total++;
+		return 0;
+	}
+	fbit = (ki->uses & OP_USE_FILE) ? 1u << op.file : 0;
+	f2bit = (ki->uses & OP_USE_FILE2) ? 1u << op.file2 : 0;
+	if (op.kind != OP_CLOSE)
+		c->touched |= fbit | f2bit;
+	if (ki->does & (OP_DOES_DATA | OP_DOES_SIZE | OP_DOES_NS))
+		c->dirty |= fbit | (op.kind == OP_EXCHANGE_RANGE ? f2bit : 0);
+	/* Any op but these creates the files it names: a namespace change. */
+	if (op.kind != OP_CLOSE && op.kind != OP_UNLINK &&
+	    !(op.kind == OP_OPEN && !(op.flags & OP_FL_CREATE))) {
+		c->dirty |= (fbit | f2bit) & ~c->exists;
+		c->exists |= fbit | f2bit;
+	}
+	if (op.kind == OP_UNLINK)
+		c->exists &= ~fbit;
+
+	switch (op.kind) {
+	case OP_PWRITE:
+	case OP_PREAD:
+		ret = rw_op(c, &op, opno, &result);
+		break;
+	case OP_CRASH:
+		ret = crash_op(c, &op, &result);
+		break;
+	default:
+		ret = simple_op(c, &op, &result);
+		break;
+	}
+	c->res[c->log.n - 1] = result;
+	if (ret)
+		return ret;
+	if (result == -EOPNOTSUPP) {
+		/* Every target refused alike: count it as skipped. */
+		c->st.skipped[op.kind]++;
+		c->st.skipped_total++;
+	} else {
+		c->st.checked++;
+	}
+
+	if (ki->does & (OP_DOES_SIZE | OP_DOES_NS)) {
+		ret = compare_size(c, op.file, NULL);
+		if (!ret && op.kind == OP_EXCHANGE_RANGE)
+			ret = compare_size(c, op.file2, NULL);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * Checkpoints.  A sync changes nothing a reader sees, so it gets the
+	 * audit only; remount and crash rebuild the engine's state from the
+	 * device, so every file is read back too.
+	 */
+	switch (op.kind) {
+	case OP_FSYNC:
+	case OP_FDATASYNC:
+		if (result == 0)
+			c->dirty &= ~fbit;
+		ret = audit_all(c);
+		break;
+	case OP_SYNC:
+		if (result == 0)
+			c->dirty = 0;
+		ret = audit_all(c);
+		break;
+	case OP_REMOUNT:
+	case OP_CRASH:
+		if (result >= 0)
+			c->dirty = 0;
+		ret = verify_all(c);
+		if (!ret)
+			ret = audit_all(c);
+		break;
+	default:
+		if (c->cfg.verify_each_op ||
+		    (c->cfg.verify_every != ~0u && opno % c->cfg.verify_every == 0))
+			ret = verify_all(c);
+		if (!ret && c->cfg.audit_every != ~0u &&
+		    opno % c->cfg.audit_every == 0)
+			ret = audit_all(c);
+		break;
+	}
+	return ret;
+}
+
+int check_finish(struct checker *c)
+{
+	return check_verify(c);
+}
+
+int check_run(struct checker *c, const struct op_seq *seq)
+{
+	for (size_t i = 0; i < seq->n; i++) {
+		int ret = check_op(c, &seq->ops[i]);
+
+		if (ret)
+			return ret;
+	}
+	return check_finish(c);
+}
+
+void check_skip_summary(const struct checker *c, char *buf, size_t len)
+{
+	size_t used;
+
+	buf[0] = 0;
+	if (!c->st.skipped_total)
+		return;
+	used = (size_t)snprintf(buf, len, "skipped %llu of %llu ops:",
+				(unsigned long long)c->st.skipped_total,
+				(unsigned long long)c->st.ops);
+	for (unsigned k = 1; k < OP_KIND_COUNT && used < len; k++) {
+		const char *who = "every target refused it";
+
+		if (!c->st.skipped[k])
+			continue;
+		for (int i = 0; i < c->n; i++)
+			if (c->t[i]->unsupported & (1ull << k)) {
+				who = c->t[i]->name;
+				break;
+			}
+		used += (size_t)snprintf(buf + used, len - used, " %s x%llu (%s)",
+					 op_kind_name(k),
+					 (unsigned long long)c->st.skipped[k], who);
+	}
+}

@@ -1,0 +1,117 @@
+/*
+ * check.h - the checker: run one op sequence on several targets in lock
+ * step and compare what a user can observe.
+ *
+ *   - every op's result (byte count or errno) on every target;
+ *   - every pread's bytes;
+ *   - the file's size (and existence) after every op that may change it;
+ *   - a full verify of every file (existence, size, all bytes, as fsx -X)
+ *     after remount and crash, every verify_every ops, at the end, and
+ *     after every op with verify_each_op;
+ *   - the audit (fsck) of every target that has one after fsync,
+ *     fdatasync, sync, remount and crash, every audit_every ops and at
+ *     the end;
+ *   - durability across crash: the checker knows which files were made
+ *     durable (fsync/fdatasync of the file, sync, remount) and unchanged
+ *     since; after a crash those must read back exactly.  The others may
+ *     legitimately hold any state the engine recovered, so every target
+ *     adopts, for each of them, the state of the first target that can
+ *     crash (a later issue narrows what is acceptable).
+ *
+ * The reference is the first model in the list, else the first target;
+ * every other target is compared with it.  Ops any target cannot do are
+ * skipped on all of them, counted and reported, never silently dropped.
+ *
+ * A failure stops the run and returns its class, which the commands use
+ * as their exit status:
+ */
+#ifndef FSORACLE_HARNESS_CHECK_H
+#define FSORACLE_HARNESS_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "harness/op.h"
+#include "harness/target.h"
+
+enum check_status {
+	CHECK_OK = 0,
+	CHECK_DATA = 10,   /* bytes differ (a pread, a verify)               */
+	CHECK_SIZE = 11,   /* a size differs, or a file exists on one only   */
+	CHECK_AUDIT = 12,  /* a target's audit (fsck) failed                 */
+	CHECK_ERRNO = 13,  /* an op's result differs: unexpected errno, short
+			      count, a failed mount after a crash            */
+	CHECK_INTERNAL = 14, /* the checker itself failed (out of memory)    */
+};
+
+/* Zero means the default for every field. */
+struct check_cfg {
+	uint32_t verify_every;   /* full verify every N ops (1000; ~0u never)  */
+	uint32_t audit_every;    /* audit every N ops (1000; ~0u never)        */
+	int verify_each_op;      /* full verify after every op (fsx -X)        */
+	size_t chunk;            /* bytes per read/write piece (1 MiB)         */
+	const char *log_path;    /* on failure write the op log here           */
+	FILE *out;               /* the failure report (stderr); NULL + quiet  */
+	int quiet;               /* no report (the minimizer's runs)           */
+	const char *targets;     /* the list, for the log header and hints     */
+};
+
+struct check_stats {
+	uint64_t ops;                       /* ops seen                       */
+	uint64_t checked;                   /* ops applied and compared       */
+	uint64_t skipped[OP_KIND_COUNT];    /* per kind, not applied          */
+	uint64_t skipped_total;
+	uint64_t verifies, audits, crashes; /* audits: per target audited */
+	uint64_t bytes_compared;
+};
+
+/* What the last failure was (valid when status != CHECK_OK). */
+struct check_failure {
+	int status;
+	uint64_t opno;           /* 1-based; ops applied when it was found     */
+	int at_verify;           /* found by a verify/audit after that op      */
+	unsigned file;
+	uint64_t offset;         /* first differing byte (data)                */
+	char good[128], bad[128];/* target names                               */
+	char what[512];          /* one line                                   */
+};
+
+struct checker;
+
+/*
+ * Targets stay owned by the caller.  meta supplies file names and the
+ * header for the failure log (NULL: defaults).  check_new resets every
+ * target.  0 or -errno.
+ */
+int check_new(struct target **t, int n, const struct check_cfg *cfg,
+	      const struct op_seq *meta, struct checker **out);
+void check_free(struct checker *c);
+
+/* Apply one op everywhere and compare.  Returns enum check_status; after
+ * a failure every call returns it again without doing anything. */
+int check_op(struct checker *c, const struct op *op);
+/* Full verify and audit now. */
+int check_verify(struct checker *c);
+/* The end of a sequence: a final full verify and audit. */
+int check_finish(struct checker *c);
+/* check_op for each op, then check_finish. */
+int check_run(struct checker *c, const struct op_seq *seq);
+/* Start over: reset targets, empty the log, clear the failure (the
+ * statistics keep counting). */
+int check_reset(struct checker *c);
+
+const struct check_stats *check_stats(const struct checker *c);
+const struct check_failure *check_failure(const struct checker *c);
+/* The ops applied so far (the failing op last), with names and header. */
+const struct op_seq *check_log(const struct checker *c);
+/* Union of the targets' unsupported masks: what a generator should avoid. */
+uint64_t check_unsupported(const struct checker *c);
+/* "skipped 5 of 90 ops: fcollapse x3 (engine:mem:64m), ..." or "". */
+void check_skip_summary(const struct checker *c, char *buf, size_t len);
+/* Name of a status: "data mismatch", "size mismatch", ... */
+const char *check_status_name(int status);
+
+/* Write the op log (header, failure comment, ops) to path.  0 or -errno. */
+int check_write_log(const struct checker *c, const char *path);
+
+#endif

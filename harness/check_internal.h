@@ -1,0 +1,53 @@
+/*
+ * check_internal.h - the checker's state, shared by check.c (running and
+ * comparing) and report.c (explaining a failure).
+ */
+#ifndef FSORACLE_HARNESS_CHECK_INTERNAL_H
+#define FSORACLE_HARNESS_CHECK_INTERNAL_H
+
+#include "harness/check.h"
+
+/* Result recorded for an op no target applied. */
+#define CHECK_RES_SKIPPED INT64_MIN
+
+struct checker {
+	struct target *t[TARGET_MAX];
+	int n;
+	int ref;                     /* index of the reference target         */
+	struct check_cfg cfg;
+	size_t chunk;
+	uint8_t *wbuf;               /* pwrite data, chunk bytes               */
+	uint8_t *rbuf[TARGET_MAX];   /* per target read buffers, chunk bytes   */
+	struct op_seq log;           /* ops seen, with names and header        */
+	int64_t *res;                /* reference result per logged op         */
+	size_t rescap;
+	uint64_t unsupported;        /* union of the targets' masks            */
+	uint32_t dirty;              /* files changed since their durable point */
+	uint32_t touched;            /* files any op named                     */
+	uint32_t exists;             /* files that exist, as the checker knows */
+	struct check_stats st;
+	struct check_failure fail;
+	int status;
+	int verifying;               /* inside a verify or audit (for reports) */
+};
+
+/*
+ * Record a failure (status, the target that disagreed with the reference,
+ * one line), print the report unless quiet and write the log if asked.
+ * For data mismatches pass the two buffers holding file bytes from
+ * base_off; otherwise good = bad = NULL.
+ */
+int check_fail(struct checker *c, int status, int bad, unsigned file,
+	       const uint8_t *good, const uint8_t *badbuf, uint64_t base_off,
+	       size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 9, 10)));
+
+/*
+ * The op (1-based number, 0 = none) that last changed byte off of file
+ * in the first upto logged ops, walking back through shifts by collapse
+ * and insert.
+ */
+uint64_t check_last_writer(const struct checker *c, uint64_t upto,
+			   unsigned file, uint64_t off);
+
+#endif

@@ -1,0 +1,489 @@
+/*
+ * fsx.c - .fsxops import and export (fsx.h).
+ *
+ * Export runs the sequence through a model as it goes: fsx wants each
+ * op's pre-op file size on its line, and whether an op would fail (or be
+ * trimmed by fsx's replay) decides whether fsx can express it.
+ */
+#include "harness/fsx.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/target.h"
+#include "harness/text.h"
+
+struct fsx_name {
+	const char *name;
+	unsigned kind;
+	int nargs;
+};
+
+/* fsx's op_names, and the kind each imports as. */
+static const struct fsx_name names[] = {
+	{ "read", OP_PREAD, 3 },
+	{ "read_dontcache", OP_PREAD, 3 },
+	{ "mapread", OP_PREAD, 3 },
+	{ "write", OP_PWRITE, 3 },
+	{ "write_dontcache", OP_PWRITE, 3 },
+	{ "write_atomic", OP_PWRITE, 3 },
+	{ "mapwrite", OP_PWRITE, 3 },
+	{ "truncate", OP_TRUNCATE, 3 },
+	{ "fallocate", OP_FALLOC, 3 },
+	{ "punch_hole", OP_FPUNCH, 3 },
+	{ "zero_range", OP_FZERO, 3 },
+	{ "collapse_range", OP_FCOLLAPSE, 3 },
+	{ "insert_range", OP_FINSERT, 3 },
+	{ "copy_range", OP_COPY_RANGE, 4 },
+	{ "clone_range", OP_CLONE_RANGE, 4 },
+	{ "dedupe_range", OP_DEDUPE_RANGE, 4 },
+	{ "exchange_range", OP_EXCHANGE_RANGE, 4 },
+	{ "fsync", OP_FSYNC, 3 },
+};
+#define NNAMES (sizeof(names) / sizeof(names[0]))
+
+struct tok {
+	const char *s;
+	size_t len;
+	unsigned col;
+};
+
+static int split(const char *line, size_t len, struct tok *t, int max)
+{
+	int n = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		if (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+			i++;
+			continue;
+		}
+		if (n == max)
+			return n + 1;
+		t[n].s = line + i;
+		t[n].col = (unsigned)i + 1;
+		while (i < len && line[i] != ' ' && line[i] != '\t' &&
+		       line[i] != '\r')
+			i++;
+		t[n].len = (size_t)(line + i - t[n].s);
+		n++;
+	}
+	return n;
+}
+
+static int tok_is(const struct tok *t, const char *s)
+{
+	return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0;
+}
+
+static const struct fsx_name *lookup(const struct tok *t)
+{
+	for (size_t i = 0; i < NNAMES; i++)
+		if (tok_is(t, names[i].name))
+			return &names[i];
+	return NULL;
+}
+
+/* fsx reads numbers with strtoul(s, &end, 0): decimal, 0x hex, 0 octal. */
+static int number(const struct tok *t, uint64_t *v)
+{
+	char buf[32], *end;
+
+	if (t->len == 0 || t->len >= sizeof(buf) || t->s[0] == '-' ||
+	    t->s[0] == '+')
+		return -EINVAL;
+	memcpy(buf, t->s, t->len);
+	buf[t->len] = 0;
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	if (*end || errno || end == buf || *v > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static int fail(char *err, size_t errlen, unsigned line, unsigned col,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int fail(char *err, size_t errlen, unsigned line, unsigned col,
+		const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "line %u, col %u: ", line, col);
+
+	if (n > 0 && (size_t)n < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int op_fsx_detect(const char *text, size_t len)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		struct tok t[8];
+		int n = split(text + pos, l, t, 8), i = 0;
+		uint64_t v;
+
+		pos += l + 1;
+		if (n == 0 || t[0].s[0] == '#')
+			continue;
+		if (n > 8)
+			return 0;
+		if (tok_is(&t[0], "skip"))
+			i = 1;
+		if (n < i + 4 || !lookup(&t[i]))
+			return 0;
+		for (int a = i + 1; a < i + 4; a++)
+			if (number(&t[a], &v))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
+		  struct op_fsx_stats *st, char *err, size_t errlen)
+{
+	size_t pos = 0;
+	unsigned lineno = 0;
+	struct op_fsx_stats local;
+
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	while (pos < len) {
+		const char *line = text + pos;
+		const char *nl = memchr(line, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - line) : len - pos;
+		struct tok t[12];
+		const struct fsx_name *fn;
+		uint64_t a[4] = { 0 };
+		struct op op;
+		int n, i = 0, skip = 0, close_open = 0;
+
+		lineno++;
+		pos += l + (nl ? 1 : 0);
+		if (memchr(line, 0, l))
+			return fail(err, errlen, lineno,
+				    (unsigned)((const char *)memchr(line, 0, l) -
+					       line) + 1, "NUL byte (not text)");
+		n = split(line, l, t, 12);
+		if (n == 0 || t[0].s[0] == '#')
+			continue;
+		if (n > 12)
+			return fail(err, errlen, lineno, 1, "too many words");
+		if (tok_is(&t[0], "skip")) {
+			skip = 1;
+			i = 1;
+			if (n < 2)
+				return fail(err, errlen, lineno, t[0].col + 4,
+					    "'skip' without an op");
+		}
+		fn = lookup(&t[i]);
+		if (!fn)
+			return fail(err, errlen, lineno, t[i].col,
+				    "unknown fsx op '%.*s'",
+				    (int)(t[i].len > 40 ? 40 : t[i].len), t[i].s);
+		for (int k = 0; k < fn->nargs; k++) {
+			int at = i + 1 + k;
+
+			if (at >= n)
+				return fail(err, errlen, lineno,
+					    (unsigned)(t[n - 1].col + t[n - 1].len),
+					    "%s wants %d numbers, got %d (truncated "
+					    "line?)", fn->name, fn->nargs, k);
+			if (number(&t[at], &a[k]))
+				return fail(err, errlen, lineno, t[at].col,
+					    "bad number '%.*s'",
+					    (int)(t[at].len > 40 ? 40 : t[at].len),
+					    t[at].s);
+		}
+		memset(&op, 0, sizeof(op));
+		for (int k = i + 1 + fn->nargs; k < n; k++) {
+			if (tok_is(&t[k], "keep_size"))
+				op.flags |= OP_FL_KEEP_SIZE;
+			else if (tok_is(&t[k], "unshare"))
+				op.flags |= OP_FL_UNSHARE;
+			else if (tok_is(&t[k], "close_open"))
+				close_open = 1;
+			else if (!tok_is(&t[k], "*"))
+				return fail(err, errlen, lineno, t[k].col,
+					    "unknown flag '%.*s' (keep_size, "
+					    "close_open, unshare, *)",
+					    (int)(t[k].len > 40 ? 40 : t[k].len),
+					    t[k].s);
+		}
+		st->lines++;
+		if (skip) {
+			st->skipped++;
+			continue;
+		}
+		op.kind = (uint8_t)fn->kind;
+		switch (fn->kind) {
+		case OP_TRUNCATE:
+			op.arg = a[1];
+			break;
+		case OP_COPY_RANGE:
+		case OP_CLONE_RANGE:
+		case OP_DEDUPE_RANGE:
+		case OP_EXCHANGE_RANGE:
+			op.off = a[0];
+			op.len = a[1];
+			op.arg = a[2];
+			break;
+		default:
+			op.off = a[0];
+			op.len = a[1];
+			break;
+		}
+		op_normalize(&op);
+		if (op_seq_push(seq, &op))
+			goto out_nomem;
+		if (close_open) {
+			struct op c = { .kind = OP_CLOSE };
+
+			if (op_seq_push(seq, &c))
+				goto out_nomem;
+		}
+	}
+	return 0;
+out_nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
+		  struct op_fsx_stats *st, char *err, size_t errlen)
+{
+	struct op_fsx_stats local;
+	struct target *m = NULL;
+	char *pending = NULL, *lines = NULL;
+	size_t plen = 0, cap = 0, used = 0;
+	uint8_t *buf = NULL;
+	int ret = 0;
+
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	/* Everything must be about file 0 before anything is written. */
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct op *op = &seq->ops[i];
+		unsigned uses = op_kind_info(op->kind)->uses;
+		char text[256];
+
+		op_format(op, seq, text, sizeof(text));
+		if (((uses & OP_USE_FILE) && op->file) ||
+		    ((uses & OP_USE_FILE2) && op->file2)) {
+			snprintf(err, errlen, "op #%zu (%s) uses file %s: fsx works "
+				 "on one file", i + 1, text,
+				 op_file_name(seq, (uses & OP_USE_FILE) && op->file ?
+					      op->file : op->file2));
+			return -EINVAL;
+		}
+		if (op->kind == OP_UNLINK || op->kind == OP_CRASH ||
+		    op->kind == OP_SET_FLAG) {
+			snprintf(err, errlen, "op #%zu (%s): fsx has no "
+				 "equivalent", i + 1, text);
+			return -EINVAL;
+		}
+	}
+	ret = model_target_new(blocksize ? blocksize : 4096, &m);
+	buf = malloc(1 << 20);
+	if (ret || !buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Lines are collected first: the header needs the largest size. */
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct op *op = &seq->ops[i];
+		struct op e = *op;
+		int64_t s0 = m->ops->size(m, 0), r;
+		uint64_t size0 = s0 < 0 ? 0 : (uint64_t)s0;
+		const char *name = NULL, *why = NULL;
+		char line[256], text[256];
+		int adjusted = 0, four = 0;
+
+		r = target_apply(m, op, i + 1, buf, 1 << 20);
+		st->maxfilelen = max64(st->maxfilelen,
+				       (uint64_t)max64(0, m->ops->size(m, 0)));
+		op_format(op, seq, text, sizeof(text));
+		switch (op->kind) {
+		case OP_PREAD:
+			name = "read";
+			if (op->len == 0 || op->off >= size0)
+				why = "a read past EOF (fsx would wrap it)";
+			else if (op->off + op->len > size0) {
+				e.len = size0 - op->off;
+				adjusted = 1;
+			}
+			break;
+		case OP_PWRITE:
+			name = "write";
+			if (op->len == 0)
+				why = "a zero-length write";
+			adjusted = (op->flags & OP_FL_PATTERN) || op->bsize;
+			st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
+			break;
+		case OP_TRUNCATE:
+			name = "truncate";
+			e.off = 0;
+			e.len = op->arg;
+			break;
+		case OP_FALLOC:
+			name = "fallocate";
+			if (op->len == 0 || r < 0)
+				why = "fails here";
+			st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
+			break;
+		case OP_FPUNCH:
+			name = "punch_hole";
+			if (op->len == 0 || op->off >= size0 || r < 0)
+				why = "a punch past EOF or failing (fsx would wrap it)";
+			else if (op->off + op->len > size0) {
+				e.len = size0 - op->off;
+				adjusted = 1;
+			}
+			break;
+		case OP_FZERO:
+			name = "zero_range";
+			if (op->len == 0 || r < 0)
+				why = "fails here";
+			st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
+			break;
+		case OP_FCOLLAPSE:
+			name = "collapse_range";
+			if (r < 0)
+				why = "an invalid collapse (fsx would trim it)";
+			break;
+		case OP_FINSERT:
+			name = "insert_range";
+			if (r < 0)
+				why = "an invalid insert (fsx would trim it)";
+			break;
+		case OP_COPY_RANGE:
+			name = "copy_range";
+			four = 1;
+			if (r <= 0)
+				why = "copies nothing or fails here";
+			else if ((uint64_t)r < op->len) {
+				e.len = (uint64_t)r;
+				adjusted = 1;
+			}
+			break;
+		case OP_CLONE_RANGE:
+		case OP_DEDUPE_RANGE:
+		case OP_EXCHANGE_RANGE:
+			name = op->kind == OP_CLONE_RANGE ? "clone_range" :
+			       op->kind == OP_DEDUPE_RANGE ? "dedupe_range" :
+			       "exchange_range";
+			four = 1;
+			if (r < 0 || op->len == 0)
+				why = "fails or is empty here";
+			break;
+		case OP_FSYNC:
+		case OP_FDATASYNC:
+		case OP_SYNC:
+			name = "fsync";
+			e.off = e.len = 0;
+			adjusted = op->kind != OP_FSYNC;
+			break;
+		case OP_CLOSE:
+			if (pending && pending[0] && pending[0] != '#' &&
+			    !strstr(pending, " close_open")) {
+				/* The op before ends with close_open. */
+				snprintf(line, sizeof(line), "%s close_open", pending);
+				snprintf(pending, plen, "%s", line);
+				continue;
+			}
+			why = "a close with no op before it";
+			break;
+		default:
+			why = "nothing fsx can see";
+			break;
+		}
+		/* Flush the previous line now that nothing can append to it. */
+		if (pending) {
+			size_t l = strlen(pending);
+
+			if (used + l + 2 > cap) {
+				size_t ncap = cap ? cap * 2 : 4096;
+				char *nl;
+
+				while (ncap < used + l + 2)
+					ncap *= 2;
+				nl = realloc(lines, ncap);
+				if (!nl) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				lines = nl;
+				cap = ncap;
+			}
+			memcpy(lines + used, pending, l);
+			lines[used + l] = '\n';
+			used += l + 1;
+			pending[0] = 0;
+		}
+		if (!pending) {
+			plen = 512;
+			pending = malloc(plen);
+			if (!pending) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			pending[0] = 0;
+		}
+		if (why) {
+			st->omitted++;
+			snprintf(pending, plen, "# #%zu %s: %s", i + 1, text, why);
+			continue;
+		}
+		if (adjusted)
+			st->adjusted++;
+		if (four)
+			snprintf(pending, plen, "%s 0x%llx 0x%llx 0x%llx 0x%llx", name,
+				 (unsigned long long)e.off, (unsigned long long)e.len,
+				 (unsigned long long)e.arg, (unsigned long long)size0);
+		else
+			snprintf(pending, plen, "%s 0x%llx 0x%llx 0x%llx", name,
+				 (unsigned long long)e.off, (unsigned long long)e.len,
+				 (unsigned long long)size0);
+		if (op->flags & OP_FL_KEEP_SIZE)
+			strcat(pending, " keep_size");
+		if (op->flags & OP_FL_UNSHARE)
+			strcat(pending, " unshare");
+	}
+	if (!st->maxfilelen)
+		st->maxfilelen = 1;
+	fprintf(f, "# fsx op log exported by fsoracle: %zu ops (%zu adjusted, "
+		"%zu left as comments)\n", seq->n, st->adjusted, st->omitted);
+	fprintf(f, "# replay: fsx -q -l %llu --replay-ops THIS_FILE "
+		"/mnt/scratch/testfile\n", (unsigned long long)st->maxfilelen);
+	if (lines)
+		fwrite(lines, 1, used, f);
+	if (pending && pending[0])
+		fprintf(f, "%s\n", pending);
+	if (ferror(f))
+		ret = -EIO;
+out:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	free(pending);
+	free(lines);
+	free(buf);
+	if (m)
+		m->ops->destroy(m);
+	return ret;
+}

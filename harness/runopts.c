@@ -1,0 +1,160 @@
+/*
+ * runopts.c - the shared run options (runopts.h).
+ */
+#include "harness/runopts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw.h"
+
+const char runopts_help[] =
+"  --targets LIST       targets to compare (default: the log's targets=,\n"
+"                       else " RUNOPTS_DEFAULT_TARGETS "); see below\n"
+"  --dev DEV            device for engine targets given without one\n"
+"                       (default: the log's dev=, else " RUNOPTS_DEFAULT_DEV ")\n"
+"  --mkfs OPTS          engine mkfs options, bs=4k,maxrecs=4,inodes=N,\n"
+"                       journal=N,maxext=N (default: the log's mkfs=)\n"
+"  --mount OPTS         engine mount options, cache=N (default: mount=)\n"
+"  --keep-image         engines on file: devices mount the image as it is\n"
+"                       (made by `fsoracle mkfs`) instead of formatting\n"
+"                       it, and start over by unlinking their files\n"
+"  --format F           auto (default), text, binary or fsx\n"
+"  --files N            binary form: files f0..f(N-1) (default 4)\n"
+"  --max-file SIZE      binary form: offsets and ends clamp here (16m)\n"
+"  --verify-every N     verify every file every N ops (default 1000)\n"
+"  --audit-every N      audit engines every N ops (default 1000)\n"
+"  -X                   verify every file after every op (fsx -X)\n";
+
+void runopts_init(struct runopts *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+const char *runopts_value(const char *name, int argc, char **argv, int *i,
+			  int *bad)
+{
+	const char *a = argv[*i];
+	size_t l = strlen(name);
+
+	*bad = 0;
+	if (strncmp(a, name, l))
+		return NULL;
+	if (a[l] == '=')
+		return a + l + 1;
+	if (a[l])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*bad = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int count(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s || *end || v == 0 || v > UINT32_MAX || s[0] == '-')
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
+		  char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		"--targets", "--dev", "--mkfs", "--mount", "--format", "--files",
+		"--max-file", "--verify-every", "--audit-every",
+	};
+	const char *v = NULL;
+	int which = -1, bad = 0;
+
+	if (!strcmp(argv[*i], "-X") || !strcmp(argv[*i], "--verify-each-op")) {
+		o->check.verify_each_op = 1;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--keep-image")) {
+		o->keep_image = 1;
+		return 1;
+	}
+	for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
+		v = runopts_value(names[k], argc, argv, i, &bad);
+		if (v || bad) {
+			which = k;
+			break;
+		}
+	}
+	if (which < 0)
+		return 0;
+	if (bad) {
+		snprintf(err, errlen, "%s needs a value", names[which]);
+		return -EINVAL;
+	}
+	switch (which) {
+	case 0: o->targets = v; return 1;
+	case 1: o->dev = v; return 1;
+	case 2: o->mkfs = v; return 1;
+	case 3: o->mount = v; return 1;
+	case 4:
+		if (op_form_parse(v, &o->form)) {
+			snprintf(err, errlen, "--format: '%s' is not auto, text, "
+				 "binary or fsx", v);
+			return -EINVAL;
+		}
+		return 1;
+	case 5:
+		if (count(v, &o->geom.nfiles) || o->geom.nfiles > OP_MAX_FILES) {
+			snprintf(err, errlen, "--files: want 1..%d, got '%s'",
+				 OP_MAX_FILES, v);
+			return -EINVAL;
+		}
+		return 1;
+	case 6: {
+		uint64_t sz;
+
+		if (hw_parse_size(v, &sz) || sz < 512) {
+			snprintf(err, errlen, "--max-file: bad size '%s'", v);
+			return -EINVAL;
+		}
+		o->geom.max_file = sz;
+		return 1;
+	}
+	case 7:
+	case 8: {
+		uint32_t n;
+
+		if (count(v, &n)) {
+			snprintf(err, errlen, "%s: want a positive count, got '%s'",
+				 names[which], v);
+			return -EINVAL;
+		}
+		if (which == 7)
+			o->check.verify_every = n;
+		else
+			o->check.audit_every = n;
+		return 1;
+	}
+	}
+	return 0;
+}
+
+void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
+		     struct target_env *env, const char **targets)
+{
+	const struct op_header *h = seq ? &seq->hdr : NULL;
+
+	memset(env, 0, sizeof(*env));
+	env->dev = o->dev ? o->dev : h && h->dev[0] ? h->dev :
+		   RUNOPTS_DEFAULT_DEV;
+	env->mkfs = o->mkfs ? o->mkfs : h && h->mkfs[0] ? h->mkfs : NULL;
+	env->mount = o->mount ? o->mount : h && h->mount[0] ? h->mount : NULL;
+	env->rtdev = h && h->rtdev[0] ? h->rtdev : NULL;
+	env->keep_image = o->keep_image;
+	*targets = o->targets ? o->targets : h && h->targets[0] ? h->targets :
+		   RUNOPTS_DEFAULT_TARGETS;
+}

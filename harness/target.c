@@ -1,0 +1,295 @@
+/*
+ * target.c - what all targets share: parsing a target list, splitting big
+ * reads and writes into pieces, copying a file from one target to
+ * another (the checker's crash adoption), and naming op kinds in masks.
+ */
+#include "harness/target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char target_list_help[] =
+"Targets (comma-separated; the first model, else the first target, is the\n"
+"reference every other target is compared with):\n"
+"  model[:BS]      byte arrays and sizes; BS = block size for the\n"
+"                  collapse/insert/clone alignment rule (default: the\n"
+"                  first other target's block size, else 4096)\n"
+"  engine[:DEV]    the reference engine on device DEV (default: the log\n"
+"                  header's dev=, else mem:64m); --mkfs/--mount options\n"
+"  naive[:DEV]     the engine with naive paths (ref.h has no naive\n"
+"                  switches yet: runs the same engine, and says so)\n"
+"  host[:DIR]      real files in DIR (default: a new temp directory)\n"
+"  planted:BUG     the model with one planted bug, to see the checker\n"
+"                  fail: trunc_tail punch_short zero_keep_size\n"
+"                  collapse_eio audit_unlink\n"
+"A comma after a device spec splits only before a target kind, so specs\n"
+"keep their commas:\n"
+"  engine:file:/tmp/img,size=1g,model\n";
+
+static const char *const kinds[] = { "model", "engine", "naive", "host",
+				     "planted" };
+
+/* Does s start with a target kind followed by ':' ',' or the end? */
+static int kind_at(const char *s)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t l = strlen(kinds[i]);
+
+		if (strncmp(s, kinds[i], l) == 0 &&
+		    (s[l] == ':' || s[l] == ',' || s[l] == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static int parse_bs(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K') {
+		v <<= 10;
+		end++;
+	}
+	if (*end || v < 512 || v > 65536 || (v & (v - 1)))
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int open_one(const char *spec, const struct target_env *env,
+		    struct target **out, char *err, size_t errlen)
+{
+	const char *colon = strchr(spec, ':');
+	size_t klen = colon ? (size_t)(colon - spec) : strlen(spec);
+	const char *arg = colon ? colon + 1 : NULL;
+	int ret;
+
+	if (arg && !*arg)
+		arg = NULL;
+	if (klen == 5 && strncmp(spec, "model", 5) == 0) {
+		uint32_t bs = 0;
+
+		if (arg && parse_bs(arg, &bs)) {
+			snprintf(err, errlen, "target '%s': bad block size "
+				 "(512..64k, a power of two)", spec);
+			return -EINVAL;
+		}
+		ret = model_target_new(bs, out);
+		if (ret) {
+			snprintf(err, errlen, "target '%s': out of memory", spec);
+			return ret;
+		}
+		/* 0 = "adopt another target's" (see target_list_open). */
+		if (!bs)
+			(*out)->blocksize = 0;
+		return 0;
+	}
+	if ((klen == 6 && strncmp(spec, "engine", 6) == 0) ||
+	    (klen == 5 && strncmp(spec, "naive", 5) == 0))
+		return engine_target_new(arg ? arg : (env && env->dev && env->dev[0] ?
+				       env->dev : "mem:64m"),
+				       klen == 5, env, out, err, errlen);
+	if (klen == 4 && strncmp(spec, "host", 4) == 0)
+		return host_target_new(arg, out, err, errlen);
+	if (klen == 7 && strncmp(spec, "planted", 7) == 0) {
+		if (!arg) {
+			snprintf(err, errlen, "target 'planted' needs a bug: "
+				 "planted:trunc_tail (or punch_short, "
+				 "zero_keep_size, collapse_eio, audit_unlink)");
+			return -EINVAL;
+		}
+		return planted_target_new(arg, out, err, errlen);
+	}
+	snprintf(err, errlen, "unknown target '%.*s' (model, engine, naive, "
+		 "host, planted)", (int)(klen > 40 ? 40 : klen), spec);
+	return -EINVAL;
+}
+
+int target_list_open(const char *list, const struct target_env *env,
+		     struct target **out, int *n, char *err, size_t errlen)
+{
+	char buf[1024], *p;
+	int count = 0, ret = 0;
+	uint32_t bs = 0;
+
+	*n = 0;
+	if (!list || !*list) {
+		snprintf(err, errlen, "empty target list");
+		return -EINVAL;
+	}
+	if (strlen(list) >= sizeof(buf)) {
+		snprintf(err, errlen, "target list too long");
+		return -EINVAL;
+	}
+	strcpy(buf, list);
+	p = buf;
+	while (p) {
+		char *q = p, *next = NULL;
+		char one[256];
+
+		/*
+		 * The element ends at the first comma followed by a kind, or at
+		 * any comma before its first ':' (a bare kind has no options).
+		 */
+		while ((q = strchr(q, ',')) != NULL) {
+			const char *colon = strchr(p, ':');
+
+			if (kind_at(q + 1) || !colon || colon > q) {
+				*q = 0;
+				next = q + 1;
+				break;
+			}
+			q++;
+		}
+		if (!*p) {
+			snprintf(err, errlen, "empty target in list '%s'", list);
+			ret = -EINVAL;
+			goto out_error;
+		}
+		if (count == TARGET_MAX) {
+			snprintf(err, errlen, "too many targets (max %d)",
+				 TARGET_MAX);
+			ret = -EINVAL;
+			goto out_error;
+		}
+		snprintf(one, sizeof(one), "%.250s", p);
+		ret = open_one(one, env, &out[count], err, errlen);
+		if (ret)
+			goto out_error;
+		count++;
+		p = next;
+	}
+	/* Models without a block size follow the first other target. */
+	for (int i = 0; i < count && !bs; i++)
+		if (!(out[i]->caps & TARGET_MODEL) && out[i]->blocksize)
+			bs = out[i]->blocksize;
+	for (int i = 0; i < count; i++)
+		if (!out[i]->blocksize)
+			out[i]->blocksize = bs ? bs : 4096;
+	*n = count;
+	return 0;
+out_error:
+	target_list_close(out, count);
+	return ret;
+}
+
+void target_list_close(struct target **t, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (t[i]) {
+			t[i]->ops->destroy(t[i]);
+			t[i] = NULL;
+		}
+}
+
+void target_set_names(struct target *t, const struct op_seq *seq)
+{
+	for (unsigned i = 0; i < OP_MAX_FILES; i++)
+		snprintf(t->names[i], sizeof(t->names[i]), "%s",
+			 op_file_name(seq, i));
+}
+
+int64_t target_apply(struct target *t, const struct op *op, uint64_t opno,
+		     void *buf, size_t buflen)
+{
+	uint64_t piece = buflen, done = 0, total = 0;
+
+	if (op->kind != OP_PWRITE && op->kind != OP_PREAD)
+		return t->ops->apply(t, op, NULL, NULL);
+	if (op->bsize && op->bsize < piece)
+		piece = op->bsize;
+	do {
+		struct op sub = *op;
+		uint64_t n = op->len - done < piece ? op->len - done : piece;
+		int64_t r;
+
+		sub.off = op->off + done;
+		sub.len = n;
+		if (op->kind == OP_PWRITE)
+			op_fill(op, opno, sub.off, buf, n);
+		r = t->ops->apply(t, &sub, buf, buf);
+		if (r < 0)
+			return total ? (int64_t)total : r;
+		total += (uint64_t)r;
+		if ((uint64_t)r < n)
+			break;
+		done += n;
+	} while (done < op->len);
+	return (int64_t)total;
+}
+
+int target_copy_file(struct target *dst, struct target *src, unsigned file,
+		     void *buf, size_t buflen)
+{
+	int64_t size = src->ops->size(src, file), r;
+	struct op op = { .file = (uint8_t)file };
+	uint64_t off = 0;
+
+	if (size == -ENOENT) {
+		op.kind = OP_UNLINK;
+		r = dst->ops->apply(dst, &op, NULL, NULL);
+		return r == -ENOENT ? 0 : (int)r;
+	}
+	if (size < 0)
+		return (int)size;
+	op.kind = OP_OPEN;
+	op.flags = OP_FL_CREATE;
+	r = dst->ops->apply(dst, &op, NULL, NULL);
+	if (r < 0)
+		return (int)r;
+	op.flags = 0;
+	op.kind = OP_TRUNCATE;
+	op.arg = 0;
+	r = dst->ops->apply(dst, &op, NULL, NULL);
+	if (r < 0)
+		return (int)r;
+	while (off < (uint64_t)size) {
+		uint64_t n = (uint64_t)size - off < buflen ? (uint64_t)size - off :
+			     buflen;
+		const uint8_t *p = buf;
+
+		r = src->ops->read(src, file, off, buf, n);
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			break;
+		n = (uint64_t)r;
+		/* Leave zeros unwritten so holes stay holes where they were. */
+		if (!(p[0] == 0 && memcmp(p, p + 1, n - 1) == 0)) {
+			op.kind = OP_PWRITE;
+			op.off = off;
+			op.len = n;
+			r = dst->ops->apply(dst, &op, buf, NULL);
+			if (r < 0)
+				return (int)r;
+		}
+		off += n;
+	}
+	op.kind = OP_TRUNCATE;
+	op.off = op.len = 0;
+	op.arg = (uint64_t)size;
+	r = dst->ops->apply(dst, &op, NULL, NULL);
+	return r < 0 ? (int)r : 0;
+}
+
+void target_kinds_str(uint64_t mask, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (unsigned k = 1; k < OP_KIND_COUNT && used + 1 < len; k++) {
+		if (!(mask & (1ull << k)))
+			continue;
+		int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+				 op_kind_name(k));
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}

@@ -1,0 +1,139 @@
+/*
+ * target.h - things that apply ops, behind one small vtable: the engine
+ * (ref.h on an hw device), the model (byte arrays and sizes), a host
+ * directory (real syscalls), and a planted-bug wrapper around the model
+ * that proves the checker can fail.
+ *
+ * Target lists (what --targets takes), comma-separated:
+ *
+ *   model[:BS]        the model; BS is the block size its collapse/insert
+ *                     alignment rule uses (default: the first other
+ *                     target's, else 4096)
+ *   engine[:DEV]      the engine (optimized paths) on device spec DEV
+ *                     (default: the log header's dev=, else mem:64m)
+ *   naive[:DEV]       the engine with its naive paths (ref.h has no naive
+ *                     switches yet: until it does this runs the same code,
+ *                     and says so once on stderr)
+ *   host[:DIR]        files in DIR (default: a fresh directory under
+ *                     $TMPDIR or /tmp, removed afterwards)
+ *   planted:BUG       the model with one planted bug (target_planted.c):
+ *                     trunc_tail, punch_short, zero_keep_size, collapse_eio,
+ *                     audit_unlink
+ *
+ * After a ':' a comma splits only where a target kind follows, so device
+ * specs keep their commas: "engine:file:img,size=1g,model" is two targets.
+ *
+ * Ops a target cannot do are in its `unsupported` mask (bit per kind);
+ * the checker skips such ops on all targets and reports them, and
+ * apply() returns -EOPNOTSUPP for them when called directly.
+ */
+#ifndef FSORACLE_HARNESS_TARGET_H
+#define FSORACLE_HARNESS_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/op.h"
+
+#define TARGET_MAX 8
+
+/* Capabilities (struct target.caps). */
+#define TARGET_MODEL    (1u << 0) /* the model (or a wrapper of it)        */
+#define TARGET_CRASHES  (1u << 1) /* crash really loses non-durable state  */
+#define TARGET_AUDITS   (1u << 2) /* audit() checks internal consistency   */
+
+struct target;
+
+struct target_ops {
+	/*
+	 * Apply one op.  pwrite takes its bytes from wbuf (op->len of them),
+	 * pread puts them in rbuf (room for op->len).  Returns bytes for
+	 * pread/pwrite/copy_range, else 0, or a negative errno.  Callers
+	 * split big reads and writes into pieces (see target_apply).
+	 */
+	int64_t (*apply)(struct target *t, const struct op *op,
+			 const void *wbuf, void *rbuf);
+	/* Size of file i in bytes, or -ENOENT. */
+	int64_t (*size)(struct target *t, unsigned file);
+	/* Read without side effects (no create): bytes read or -errno. */
+	int64_t (*read)(struct target *t, unsigned file, uint64_t off,
+			void *buf, size_t len);
+	/* Bit i set when file i exists.  0 or -errno. */
+	int (*list)(struct target *t, uint32_t *mask);
+	/* Internal consistency (fsck); NULL when there is none.  0 or
+	 * -EFSCORRUPTED with the first problem in msg. */
+	int (*audit)(struct target *t, char *msg, size_t msglen);
+	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
+	int (*reset)(struct target *t);
+	void (*destroy)(struct target *t);
+};
+
+struct target {
+	const struct target_ops *ops;
+	char name[128];           /* as given in the list: "engine:mem:64m"  */
+	uint64_t unsupported;     /* bit per enum op_kind                    */
+	uint32_t blocksize;       /* alignment unit for collapse/insert/clone */
+	uint32_t caps;            /* TARGET_*                                */
+	char note[160];           /* why ops are unsupported (for reports)   */
+	char names[OP_MAX_FILES][OP_NAME_MAX + 1]; /* file names used       */
+};
+
+/* Defaults the list parser fills in (from a log header or the CLI). */
+struct target_env {
+	const char *dev;          /* default device spec ("mem:64m")          */
+	const char *rtdev;        /* realtime device (not in ref.h yet)       */
+	const char *mkfs;         /* "bs=4k,maxrecs=4,inodes=N,journal=N,maxext=N" */
+	const char *mount;        /* "ro,norecovery,cache=N"                  */
+	int keep_image;           /* engine on a persistent device (file:):
+				     mount what is there instead of mkfs,
+				     and reset by unlinking our files        */
+};
+
+/* Constructors.  0 or -errno with one line in err. */
+int model_target_new(uint32_t blocksize, struct target **out);
+int host_target_new(const char *dir, struct target **out, char *err,
+		    size_t errlen);
+int engine_target_new(const char *dev, int naive, const struct target_env *env,
+		      struct target **out, char *err, size_t errlen);
+int planted_target_new(const char *bug, struct target **out, char *err,
+		       size_t errlen);
+
+/* The engine target's mounted filesystem (NULL after a failed mount), for
+ * inspection commands; t must come from engine_target_new. */
+struct ref_fs;
+struct ref_fs *engine_target_fs(struct target *t);
+
+/*
+ * Parse and open a target list.  On success *n targets are in out[].
+ * On error nothing is left open, -errno is returned and err holds one line.
+ */
+int target_list_open(const char *list, const struct target_env *env,
+		     struct target **out, int *n, char *err, size_t errlen);
+void target_list_close(struct target **t, int n);
+/* The list syntax, for --help texts. */
+extern const char target_list_help[];
+
+/* Set file names (from a sequence) on a target; NULL = defaults. */
+void target_set_names(struct target *t, const struct op_seq *seq);
+
+/*
+ * Apply a whole op, splitting pwrite/pread into pieces of at most buflen
+ * (and op->bsize) bytes, generating pwrite data with op_fill (opno counts
+ * from 1).  pread data is discarded.  Returns what apply would for the
+ * whole op.  buf is scratch of buflen bytes.
+ */
+int64_t target_apply(struct target *t, const struct op *op, uint64_t opno,
+		     void *buf, size_t buflen);
+
+/*
+ * Make file `file` of dst equal to that of src (existence, size, bytes),
+ * through ordinary ops on dst; holes in src stay unwritten where dst
+ * allows.  buf is scratch of buflen (>= 8192) bytes, split in two.
+ */
+int target_copy_file(struct target *dst, struct target *src, unsigned file,
+		     void *buf, size_t buflen);
+
+/* Names of the set bits of an unsupported mask, "fcollapse finsert ...". */
+void target_kinds_str(uint64_t mask, char *buf, size_t len);
+
+#endif

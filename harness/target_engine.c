@@ -1,0 +1,377 @@
+/*
+ * target_engine.c - the reference engine (ref.h) as a target: one device,
+ * mkfs at open and reset, files f0..f7 by name in the engine's flat
+ * namespace, remount = unmount + mount, crash = abandon + mount (the
+ * engine loses whatever it had not committed and recovers its journal).
+ *
+ * Ops ref.h does not offer yet return -EOPNOTSUPP and are listed in the
+ * target's unsupported mask, so the checker skips and reports them:
+ * collapse, insert and copy range (coming to the engine in issue 3),
+ * clone, dedupe and exchange range (the COW issue), set_flag (inode
+ * flags), writeback and drop_caches (no page cache yet).
+ */
+#include "harness/target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/hw.h"
+#include "ref/ref.h"
+
+struct engine {
+	struct target t;
+	struct hw_dev *dev;
+	struct ref_fs *fs;           /* NULL after a failed (re)mount         */
+	struct ref_mkfs_opts mkfs;
+	struct ref_mount_opts mnt;
+	uint64_t ino[OP_MAX_FILES];
+	uint32_t known;              /* bit i: ino[i] is cached_name[i]'s     */
+	char cached_name[OP_MAX_FILES][OP_NAME_MAX + 1];
+	int keep;                    /* persistent image kept: no mkfs        */
+	char msg[200];               /* the engine's last message line        */
+	char *audit_msg;             /* where audit() collects its first line */
+	size_t audit_len;
+};
+
+#define ENGINE_UNSUPPORTED                                                  \
+	((1ull << OP_FCOLLAPSE) | (1ull << OP_FINSERT) |                     \
+	 (1ull << OP_COPY_RANGE) | (1ull << OP_CLONE_RANGE) |                \
+	 (1ull << OP_DEDUPE_RANGE) | (1ull << OP_EXCHANGE_RANGE) |           \
+	 (1ull << OP_SET_FLAG) | (1ull << OP_WRITEBACK) |                    \
+	 (1ull << OP_DROP_CACHES))
+
+static struct engine *to_engine(struct target *t)
+{
+	return (struct engine *)t;
+}
+
+static void engine_msg(void *arg, const char *line)
+{
+	struct engine *e = arg;
+
+	snprintf(e->msg, sizeof(e->msg), "%s", line);
+}
+
+static int do_mount(struct engine *e)
+{
+	int ret;
+
+	e->known = 0;
+	e->mnt.msg = engine_msg;
+	e->mnt.msg_arg = e;
+	ret = ref_mount(e->dev, &e->mnt, &e->fs);
+	if (ret) {
+		e->fs = NULL;
+		return ret;
+	}
+	e->t.blocksize = ref_blocksize(e->fs);
+	return 0;
+}
+
+static int do_mkfs_mount(struct engine *e)
+{
+	int ret;
+
+	if (e->fs) {
+		ref_abandon(e->fs);
+		e->fs = NULL;
+	}
+	ret = ref_mkfs(e->dev, &e->mkfs);
+	if (ret)
+		return ret;
+	return do_mount(e);
+}
+
+/* The inode of file i; create it when asked and missing. */
+static int get_ino(struct engine *e, unsigned i, int create, uint64_t *ino)
+{
+	int ret;
+
+	if (!e->fs)
+		return -EIO;
+	/* Names can change under us (target_set_names): check the name. */
+	if ((e->known & (1u << i)) && !strcmp(e->cached_name[i], e->t.names[i])) {
+		*ino = e->ino[i];
+		return 0;
+	}
+	ret = ref_lookup(e->fs, e->t.names[i], ino);
+	if (ret == -ENOENT && create)
+		ret = ref_create(e->fs, e->t.names[i], ino);
+	if (ret)
+		return ret;
+	e->ino[i] = *ino;
+	e->known |= 1u << i;
+	memcpy(e->cached_name[i], e->t.names[i], sizeof(e->cached_name[i]));
+	return 0;
+}
+
+struct ref_fs *engine_target_fs(struct target *t)
+{
+	return to_engine(t)->fs;
+}
+
+static int64_t engine_apply(struct target *t, const struct op *op,
+			    const void *wbuf, void *rbuf)
+{
+	struct engine *e = to_engine(t);
+	unsigned f = op->file % OP_MAX_FILES;
+	uint64_t ino;
+	int ret;
+
+	if (t->unsupported & (1ull << op->kind))
+		return -EOPNOTSUPP;
+	if (!e->fs && op->kind != OP_CRASH && op->kind != OP_REMOUNT)
+		return -EIO; /* a failed mount left no filesystem */
+
+	switch (op->kind) {
+	case OP_OPEN:
+		return get_ino(e, f, op->flags & OP_FL_CREATE, &ino);
+	case OP_CLOSE:
+		return 0;
+	case OP_UNLINK:
+		e->known &= ~(1u << f);
+		return ref_unlink(e->fs, t->names[f]);
+	case OP_SYNC:
+		return ref_sync(e->fs);
+	case OP_REMOUNT:
+		if (e->fs) {
+			ret = ref_unmount(e->fs);
+			e->fs = NULL;
+			if (ret)
+				return ret;
+		}
+		return do_mount(e);
+	case OP_CRASH:
+		if (e->fs)
+			ref_abandon(e->fs);
+		e->fs = NULL;
+		return do_mount(e);
+	default:
+		break;
+	}
+
+	ret = get_ino(e, f, 1, &ino);
+	if (ret)
+		return ret;
+	switch (op->kind) {
+	case OP_PWRITE:
+		return ref_pwrite(e->fs, ino, wbuf, op->len, op->off);
+	case OP_PREAD:
+		return ref_pread(e->fs, ino, rbuf, op->len, op->off);
+	case OP_TRUNCATE:
+		return ref_truncate(e->fs, ino, op->arg);
+	case OP_FALLOC:
+		/* No shared extents exist before the COW issue, so unshare
+		 * is a plain allocation. */
+		return ref_fallocate(e->fs, ino, (op->flags & OP_FL_KEEP_SIZE) ?
+				     REF_FALLOC_KEEP_SIZE : 0, op->off, op->len);
+	case OP_FPUNCH:
+		return ref_fallocate(e->fs, ino, REF_FALLOC_KEEP_SIZE |
+				     REF_FALLOC_PUNCH_HOLE, op->off, op->len);
+	case OP_FZERO:
+		return ref_fallocate(e->fs, ino, REF_FALLOC_ZERO_RANGE |
+				     ((op->flags & OP_FL_KEEP_SIZE) ?
+				      REF_FALLOC_KEEP_SIZE : 0), op->off, op->len);
+	case OP_FSYNC:
+		return ref_fsync(e->fs, ino);
+	case OP_FDATASYNC:
+		return ref_fdatasync(e->fs, ino);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int64_t engine_size(struct target *t, unsigned file)
+{
+	struct engine *e = to_engine(t);
+	struct ref_stat st;
+	uint64_t ino;
+	int ret = get_ino(e, file % OP_MAX_FILES, 0, &ino);
+
+	if (!ret)
+		ret = ref_stat(e->fs, ino, &st);
+	return ret ? ret : (int64_t)st.size;
+}
+
+static int64_t engine_read(struct target *t, unsigned file, uint64_t off,
+			   void *buf, size_t len)
+{
+	struct engine *e = to_engine(t);
+	uint64_t ino;
+	int ret = get_ino(e, file % OP_MAX_FILES, 0, &ino);
+
+	if (ret)
+		return ret;
+	return ref_pread(e->fs, ino, buf, len, off);
+}
+
+struct list_ctx {
+	struct engine *e;
+	uint32_t mask;
+	int stray;     /* names that are none of ours */
+};
+
+static int list_one(void *arg, const char *name, uint64_t ino)
+{
+	struct list_ctx *lc = arg;
+
+	for (unsigned i = 0; i < OP_MAX_FILES; i++)
+		if (strcmp(lc->e->t.names[i], name) == 0) {
+			lc->mask |= 1u << i;
+			return 0;
+		}
+	lc->stray++;
+	return 0;
+}
+
+static int engine_list(struct target *t, uint32_t *mask)
+{
+	struct engine *e = to_engine(t);
+	struct list_ctx lc = { e, 0, 0 };
+	int ret;
+
+	if (!e->fs)
+		return -EIO;
+	ret = ref_readdir(e->fs, list_one, &lc);
+	*mask = lc.mask;
+	if (!ret && lc.stray)
+		ret = -EUCLEAN; /* a name nobody created */
+	return ret;
+}
+
+static void audit_msg(void *arg, const char *line)
+{
+	struct engine *e = arg;
+
+	if (e->audit_msg && e->audit_len && !e->audit_msg[0])
+		snprintf(e->audit_msg, e->audit_len, "%s", line);
+}
+
+static int engine_audit(struct target *t, char *msg, size_t msglen)
+{
+	struct engine *e = to_engine(t);
+	int ret;
+
+	if (!e->fs) {
+		snprintf(msg, msglen, "no mounted filesystem (last message: %s)",
+			 e->msg[0] ? e->msg : "none");
+		return -EIO;
+	}
+	if (msglen)
+		msg[0] = 0;
+	e->audit_msg = msg;
+	e->audit_len = msglen;
+	ret = ref_audit(e->fs, audit_msg, e);
+	e->audit_msg = NULL;
+	if (ret && msglen && !msg[0])
+		snprintf(msg, msglen, "%s", ref_strerror(ret));
+	return ret;
+}
+
+/*
+ * Back to no files.  A kept image (target_env.keep_image) keeps its
+ * format: its files go one by one, so a run tests the filesystem someone
+ * made with `fsoracle mkfs`, not one we made.
+ */
+static int engine_reset(struct target *t)
+{
+	struct engine *e = to_engine(t);
+	int ret = 0;
+
+	if (!e->keep)
+		return do_mkfs_mount(e);
+	if (!e->fs)
+		ret = do_mount(e);
+	for (unsigned i = 0; i < OP_MAX_FILES && !ret; i++) {
+		ret = ref_unlink(e->fs, t->names[i]);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	e->known = 0;
+	return ret ? ret : ref_sync(e->fs);
+}
+
+static void engine_destroy(struct target *t)
+{
+	struct engine *e = to_engine(t);
+
+	/* A persistent image is left clean (unmounted), a RAM one dropped. */
+	if (e->fs && e->dev && (hw_caps(e->dev) & HW_CAP_PERSISTENT))
+		ref_unmount(e->fs);
+	else if (e->fs)
+		ref_abandon(e->fs);
+	if (e->dev)
+		hw_close(e->dev);
+	free(e);
+}
+
+static const struct target_ops engine_ops = {
+	.apply = engine_apply,
+	.size = engine_size,
+	.read = engine_read,
+	.list = engine_list,
+	.audit = engine_audit,
+	.reset = engine_reset,
+	.destroy = engine_destroy,
+};
+
+int engine_target_new(const char *dev, int naive, const struct target_env *env,
+		      struct target **out, char *err, size_t errlen)
+{
+	static int naive_said;
+	struct engine *e = calloc(1, sizeof(*e));
+	int ret;
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	e->t.ops = &engine_ops;
+	e->t.caps = TARGET_CRASHES | TARGET_AUDITS;
+	e->t.unsupported = ENGINE_UNSUPPORTED;
+	snprintf(e->t.note, sizeof(e->t.note), "ref.h has no collapse, insert, "
+		 "copy, clone, dedupe or exchange range, inode flags or page cache "
+		 "yet");
+	snprintf(e->t.name, sizeof(e->t.name), "%s:%s",
+		 naive ? "naive" : "engine", dev);
+	target_set_names(&e->t, NULL);
+	if (env && env->rtdev && env->rtdev[0]) {
+		snprintf(err, errlen, "realtime device '%s': ref.h has no "
+			 "realtime support yet", env->rtdev);
+		ret = -EOPNOTSUPP;
+		goto out_error;
+	}
+	ret = ref_parse_mkfs_opts(env ? env->mkfs : NULL, &e->mkfs, err, errlen);
+	if (!ret)
+		ret = ref_parse_mount_opts(env ? env->mount : NULL, &e->mnt, err,
+					   errlen);
+	if (ret)
+		goto out_error;
+	ret = hw_open(dev, &e->dev, err, errlen);
+	if (ret)
+		goto out_error;
+	e->keep = env && env->keep_image &&
+		  (hw_caps(e->dev) & HW_CAP_PERSISTENT);
+	if (e->keep)
+		ret = do_mount(e);
+	else
+		ret = do_mkfs_mount(e);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s failed: %s%s%.150s", dev,
+			 env && env->keep_image ? "mount" : "mkfs/mount",
+			 ref_strerror(ret), e->msg[0] ? ": " : "", e->msg);
+		goto out_error;
+	}
+	if (naive && !naive_said) {
+		naive_said = 1;
+		fprintf(stderr, "fsoracle: note: ref.h has no naive-path switches "
+			"yet; target 'naive' runs the same engine as 'engine'\n");
+	}
+	*out = &e->t;
+	return 0;
+out_error:
+	engine_destroy(&e->t);
+	return ret;
+}

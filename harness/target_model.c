@@ -1,0 +1,606 @@
+/*
+ * target_model.c - the model: per file a byte array and a size, nothing
+ * else.  It is the oracle every other target is compared with, so it is
+ * written to be obviously correct by reading, not to be fast:
+ *
+ *   - every op is a few lines over four primitives (read, write, zero,
+ *     move bytes) on one file's array;
+ *   - one invariant: bytes at and beyond the size are zero, so growing a
+ *     file (truncate up, a write past EOF) exposes zeros with no work;
+ *   - errors follow Linux (vfs_fallocate, generic_copy_file_checks,
+ *     generic_remap_checks) where the op has a Linux counterpart.
+ *
+ * The array is stored in 64 KiB chunks allocated on first write, so a
+ * sparse 16 GiB file costs nothing until written.  That is the only
+ * concession to size; a chunk that is not there reads as zeros.
+ *
+ * Durability (fsync, crash) is not the model's business: the checker
+ * tracks which files are durable and, after a crash, loads each
+ * non-durable file's recovered state from the engine (check.c).
+ */
+#include "harness/target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_SHIFT 16
+#define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
+/* Largest file size (like s_maxbytes); beyond it writes get -EFBIG. */
+#define MODEL_MAXBYTES ((uint64_t)1 << 43)
+
+struct mfile {
+	uint8_t **chunk;   /* chunk[i] holds [i * CHUNK, (i + 1) * CHUNK)     */
+	uint64_t nchunk;   /* entries in the table                            */
+	uint64_t size;
+	int exists;
+};
+
+struct model {
+	struct target t;
+	struct mfile f[OP_MAX_FILES];
+	uint8_t **spare;   /* freed chunks kept for reuse (no malloc churn)   */
+	size_t nspare, spare_cap;
+	uint8_t *bounce;   /* CHUNK bytes: moves and copies go through here   */
+	uint8_t *bounce2;  /* CHUNK bytes: exchange needs two                 */
+};
+
+static struct model *to_model(struct target *t)
+{
+	return (struct model *)t;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* --- the four primitives over one file's bytes (sizes untouched) --- */
+
+static void mf_read(const struct mfile *f, uint64_t off, void *buf,
+		    uint64_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
+		uint64_t n = min64(len, CHUNK - co);
+
+		if (ci < f->nchunk && f->chunk[ci])
+			memcpy(p, f->chunk[ci] + co, n);
+		else
+			memset(p, 0, n);
+		p += n;
+		off += n;
+		len -= n;
+	}
+}
+
+static int is_zero(const uint8_t *p, uint64_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* A zeroed chunk, from the spares when there are some. */
+static uint8_t *chunk_new(struct model *m)
+{
+	if (m->nspare) {
+		uint8_t *c = m->spare[--m->nspare];
+
+		memset(c, 0, CHUNK);
+		return c;
+	}
+	return calloc(1, CHUNK);
+}
+
+/* Write bytes; zeros landing where no chunk exists allocate nothing. */
+static int mf_write(struct model *m, struct mfile *f, uint64_t off,
+		    const void *buf, uint64_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
+		uint64_t n = min64(len, CHUNK - co);
+
+		if ((ci >= f->nchunk || !f->chunk[ci]) && is_zero(p, n)) {
+			p += n;
+			off += n;
+			len -= n;
+			continue;
+		}
+		if (ci >= f->nchunk || !f->chunk[ci]) {
+			if (ci >= f->nchunk) {
+				uint64_t want = f->nchunk ? f->nchunk : 4;
+				uint8_t **tab;
+
+				while (want <= ci)
+					want *= 2;
+				tab = realloc(f->chunk, want * sizeof(*tab));
+				if (!tab)
+					return -ENOMEM;
+				memset(tab + f->nchunk, 0,
+				       (want - f->nchunk) * sizeof(*tab));
+				f->chunk = tab;
+				f->nchunk = want;
+			}
+			f->chunk[ci] = chunk_new(m);
+			if (!f->chunk[ci])
+				return -ENOMEM;
+		}
+		memcpy(f->chunk[ci] + co, p, n);
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
+{
+	while (len) {
+		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
+		uint64_t n = min64(len, CHUNK - co);
+
+		if (ci >= f->nchunk)
+			return;
+		if (f->chunk[ci])
+			memset(f->chunk[ci] + co, 0, n);
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Copy len bytes from (sf, soff) to (df, doff), as memmove: when source
+ * and destination overlap in one file, walk in the direction that reads
+ * each byte before it is overwritten.
+ */
+static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
+		   const struct mfile *sf, uint64_t soff, uint64_t len)
+{
+	int backward = df == sf && doff > soff;
+
+	while (len) {
+		uint64_t n = min64(len, CHUNK);
+		uint64_t at = backward ? len - n : 0;
+		int err;
+
+		mf_read(sf, soff + at, m->bounce, n);
+		err = mf_write(m, df, doff + at, m->bounce, n);
+		if (err)
+			return err;
+		if (!backward) {
+			soff += n;
+			doff += n;
+		}
+		len -= n;
+	}
+	return 0;
+}
+
+/* Drop a file's bytes; its chunks go to the spares (or back to libc). */
+static void mf_free(struct model *m, struct mfile *f)
+{
+	for (uint64_t i = 0; i < f->nchunk; i++) {
+		if (!f->chunk[i])
+			continue;
+		if (m->nspare == m->spare_cap) {
+			size_t cap = m->spare_cap ? m->spare_cap * 2 : 64;
+			uint8_t **sp = realloc(m->spare, cap * sizeof(*sp));
+
+			if (!sp) {
+				free(f->chunk[i]);
+				continue;
+			}
+			m->spare = sp;
+			m->spare_cap = cap;
+		}
+		m->spare[m->nspare++] = f->chunk[i];
+	}
+	free(f->chunk);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Change the size, keeping the invariant: bytes past the size are zero. */
+static void mf_set_size(struct mfile *f, uint64_t size)
+{
+	if (size < f->size)
+		mf_zero(f, size, f->size - size);
+	f->size = size;
+}
+
+/* --- ops --- */
+
+static void ensure(struct mfile *f)
+{
+	if (!f->exists) {
+		f->exists = 1;
+		f->size = 0;
+	}
+}
+
+static int aligned(uint64_t v, uint32_t bs)
+{
+	return v % bs == 0;
+}
+
+/* Same file and [a, a+len) overlaps [b, b+len)? */
+static int overlaps(const struct op *op, uint64_t len)
+{
+	return op->file == op->file2 && op->off < op->arg + len &&
+	       op->arg < op->off + len;
+}
+
+static int64_t m_pwrite(struct model *m, struct mfile *f, const struct op *op,
+		       const void *wbuf)
+{
+	uint64_t len = op->len;
+	int err;
+
+	if (len == 0)
+		return 0;
+	if (op->off >= MODEL_MAXBYTES)
+		return -EFBIG;
+	len = min64(len, MODEL_MAXBYTES - op->off); /* a short write, as Linux */
+	err = mf_write(m, f, op->off, wbuf, len);
+	if (err)
+		return err;
+	if (op->off + len > f->size)
+		f->size = op->off + len;
+	return (int64_t)len;
+}
+
+static int64_t m_pread(const struct mfile *f, const struct op *op, void *rbuf)
+{
+	uint64_t n;
+
+	if (op->off >= f->size)
+		return 0;
+	n = min64(op->len, f->size - op->off);
+	mf_read(f, op->off, rbuf, n);
+	return (int64_t)n;
+}
+
+/* vfs_fallocate's common checks. */
+static int falloc_checks(const struct op *op)
+{
+	if (op->len == 0)
+		return -EINVAL;
+	if (op->off + op->len > MODEL_MAXBYTES || op->off + op->len < op->off)
+		return -EFBIG;
+	return 0;
+}
+
+static int64_t m_collapse(struct model *m, struct mfile *f, const struct op *op)
+{
+	uint64_t end = op->off + op->len, old = f->size;
+	int err = falloc_checks(op);
+
+	if (err)
+		return err;
+	if (!aligned(op->off, m->t.blocksize) || !aligned(op->len, m->t.blocksize))
+		return -EINVAL;
+	if (end >= f->size)
+		return -EINVAL; /* would reach EOF: that is a truncate */
+	/*
+	 *   before: | A  | gone |  B  |       after: | A |  B  |
+	 *           0   off    end   size            0  off   size-len
+	 */
+	err = mf_move(m, f, op->off, f, end, old - end);
+	if (err)
+		return err;
+	mf_set_size(f, old - op->len);
+	return 0;
+}
+
+static int64_t m_insert(struct model *m, struct mfile *f, const struct op *op)
+{
+	uint64_t old = f->size;
+	int err = falloc_checks(op);
+
+	if (err)
+		return err;
+	if (!aligned(op->off, m->t.blocksize) || !aligned(op->len, m->t.blocksize))
+		return -EINVAL;
+	if (op->off >= f->size)
+		return -EINVAL;
+	if (old + op->len > MODEL_MAXBYTES)
+		return -EFBIG;
+	/*
+	 *   before: | A  |  B  |          after: | A  | hole |  B  |
+	 *           0   off   size               0   off  off+len  size+len
+	 */
+	err = mf_move(m, f, op->off + op->len, f, op->off, old - op->off);
+	if (err)
+		return err;
+	mf_zero(f, op->off, op->len);
+	f->size = old + op->len;
+	return 0;
+}
+
+static int64_t m_copy(struct model *m, struct mfile *df, struct mfile *sf,
+		      const struct op *op)
+{
+	uint64_t n;
+	int err;
+
+	/* generic_copy_file_checks: shorten to the source EOF first. */
+	n = op->off >= sf->size ? 0 : min64(op->len, sf->size - op->off);
+	if (op->arg >= MODEL_MAXBYTES)
+		return -EFBIG;
+	n = min64(n, MODEL_MAXBYTES - op->arg);
+	if (overlaps(op, n))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	err = mf_move(m, df, op->arg, sf, op->off, n);
+	if (err)
+		return err;
+	if (op->arg + n > df->size)
+		df->size = op->arg + n;
+	return (int64_t)n;
+}
+
+/*
+ * The remap rules clone and dedupe share (generic_remap_checks): block
+ * aligned offsets; a length that is aligned or ends at the source EOF;
+ * a partial last block may not land inside the destination; ranges
+ * within the files (dedupe: both, clone: the source).
+ */
+static int remap_checks(struct model *m, struct mfile *df, struct mfile *sf,
+			const struct op *op, uint64_t *lenp, int dedupe)
+{
+	uint32_t bs = m->t.blocksize;
+	uint64_t len = op->len;
+
+	if (op->off > sf->size || (dedupe && op->arg > df->size))
+		return -EINVAL;
+	if (len == 0)
+		len = sf->size - op->off; /* 0 means "to the source EOF" */
+	if (op->off + len > sf->size)
+		return -EINVAL;
+	if (dedupe && op->arg + len > df->size)
+		return -EINVAL;
+	if (op->arg + len > MODEL_MAXBYTES)
+		return -EFBIG;
+	if (!aligned(op->off, bs) || !aligned(op->arg, bs))
+		return -EINVAL;
+	if (!aligned(len, bs)) {
+		if (op->off + len != sf->size)
+			return -EINVAL;
+		if (op->arg + len < df->size)
+			return -EINVAL;
+	}
+	if (overlaps(op, len))
+		return -EINVAL;
+	*lenp = len;
+	return 0;
+}
+
+static int64_t m_clone(struct model *m, struct mfile *df, struct mfile *sf,
+		       const struct op *op)
+{
+	uint64_t len;
+	int err = remap_checks(m, df, sf, op, &len, 0);
+
+	if (err || len == 0)
+		return err;
+	err = mf_move(m, df, op->arg, sf, op->off, len);
+	if (err)
+		return err;
+	if (op->arg + len > df->size)
+		df->size = op->arg + len;
+	return 0;
+}
+
+static int64_t m_exchange(struct model *m, struct mfile *df, struct mfile *sf,
+			  const struct op *op)
+{
+	uint64_t done = 0;
+	int err;
+
+	if (op->off + op->len > sf->size || op->arg + op->len > df->size)
+		return -EINVAL;
+	if (overlaps(op, op->len))
+		return -EINVAL;
+	while (done < op->len) {
+		uint64_t n = min64(op->len - done, CHUNK);
+
+		mf_read(sf, op->off + done, m->bounce, n);
+		mf_read(df, op->arg + done, m->bounce2, n);
+		err = mf_write(m, sf, op->off + done, m->bounce2, n);
+		if (!err)
+			err = mf_write(m, df, op->arg + done, m->bounce, n);
+		if (err)
+			return err;
+		done += n;
+	}
+	return 0;
+}
+
+static int64_t model_apply(struct target *t, const struct op *op,
+			   const void *wbuf, void *rbuf)
+{
+	struct model *m = to_model(t);
+	struct mfile *f = &m->f[op->file % OP_MAX_FILES];
+	struct mfile *f2 = &m->f[op->file2 % OP_MAX_FILES];
+	int err;
+
+	switch (op->kind) {
+	case OP_OPEN:
+		if (!f->exists && !(op->flags & OP_FL_CREATE))
+			return -ENOENT;
+		ensure(f);
+		return 0;
+	case OP_CLOSE:
+		return 0; /* never creates */
+	case OP_UNLINK:
+		if (!f->exists)
+			return -ENOENT;
+		mf_free(m, f);
+		return 0;
+	case OP_SYNC:
+	case OP_WRITEBACK:
+	case OP_DROP_CACHES:
+	case OP_REMOUNT:
+	case OP_CRASH:
+		return 0; /* nothing a reader could see; see check.c for crash */
+	default:
+		break;
+	}
+	/* Every other op creates the files it names, as fsx's file exists. */
+	ensure(f);
+	if (op_kind_info(op->kind)->uses & OP_USE_FILE2)
+		ensure(f2);
+
+	switch (op->kind) {
+	case OP_PWRITE:
+		return m_pwrite(m, f, op, wbuf);
+	case OP_PREAD:
+		return m_pread(f, op, rbuf);
+	case OP_TRUNCATE:
+		if (op->arg > MODEL_MAXBYTES)
+			return -EFBIG;
+		mf_set_size(f, op->arg);
+		return 0;
+	case OP_FALLOC:
+		err = falloc_checks(op);
+		if (err)
+			return err;
+		/* Allocation is invisible to readers; only the size can move. */
+		if (!(op->flags & OP_FL_KEEP_SIZE) && op->off + op->len > f->size)
+			f->size = op->off + op->len;
+		return 0;
+	case OP_FPUNCH:
+		err = falloc_checks(op);
+		if (err)
+			return err;
+		if (op->off < f->size)
+			mf_zero(f, op->off, min64(op->len, f->size - op->off));
+		return 0;
+	case OP_FZERO:
+		err = falloc_checks(op);
+		if (err)
+			return err;
+		if (op->off < f->size)
+			mf_zero(f, op->off, min64(op->len, f->size - op->off));
+		if (!(op->flags & OP_FL_KEEP_SIZE) && op->off + op->len > f->size)
+			f->size = op->off + op->len;
+		return 0;
+	case OP_FCOLLAPSE:
+		return m_collapse(m, f, op);
+	case OP_FINSERT:
+		return m_insert(m, f, op);
+	case OP_COPY_RANGE:
+		return m_copy(m, f, f2, op);
+	case OP_CLONE_RANGE:
+		return m_clone(m, f, f2, op);
+	case OP_DEDUPE_RANGE: {
+		uint64_t len;
+
+		/* Sharing identical blocks changes nothing a reader sees. */
+		return remap_checks(m, f, f2, op, &len, 1);
+	}
+	case OP_EXCHANGE_RANGE:
+		return m_exchange(m, f, f2, op);
+	case OP_FSYNC:
+	case OP_FDATASYNC:
+	case OP_SET_FLAG:
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int64_t model_size(struct target *t, unsigned file)
+{
+	struct mfile *f = &to_model(t)->f[file % OP_MAX_FILES];
+
+	return f->exists ? (int64_t)f->size : -ENOENT;
+}
+
+static int64_t model_read(struct target *t, unsigned file, uint64_t off,
+			  void *buf, size_t len)
+{
+	struct mfile *f = &to_model(t)->f[file % OP_MAX_FILES];
+	uint64_t n;
+
+	if (!f->exists)
+		return -ENOENT;
+	if (off >= f->size)
+		return 0;
+	n = min64(len, f->size - off);
+	mf_read(f, off, buf, n);
+	return (int64_t)n;
+}
+
+static int model_list(struct target *t, uint32_t *mask)
+{
+	struct model *m = to_model(t);
+
+	*mask = 0;
+	for (unsigned i = 0; i < OP_MAX_FILES; i++)
+		if (m->f[i].exists)
+			*mask |= 1u << i;
+	return 0;
+}
+
+static int model_reset(struct target *t)
+{
+	struct model *m = to_model(t);
+
+	for (unsigned i = 0; i < OP_MAX_FILES; i++)
+		mf_free(m, &m->f[i]);
+	return 0;
+}
+
+static void model_destroy(struct target *t)
+{
+	struct model *m = to_model(t);
+
+	model_reset(t);
+	while (m->nspare)
+		free(m->spare[--m->nspare]);
+	free(m->spare);
+	free(m->bounce);
+	free(m->bounce2);
+	free(m);
+}
+
+static const struct target_ops model_ops = {
+	.apply = model_apply,
+	.size = model_size,
+	.read = model_read,
+	.list = model_list,
+	.audit = NULL,
+	.reset = model_reset,
+	.destroy = model_destroy,
+};
+
+int model_target_new(uint32_t blocksize, struct target **out)
+{
+	struct model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		goto out_nomem;
+	m->bounce = malloc(CHUNK);
+	m->bounce2 = malloc(CHUNK);
+	if (!m->bounce || !m->bounce2)
+		goto out_nomem;
+	m->t.ops = &model_ops;
+	snprintf(m->t.name, sizeof(m->t.name), "model");
+	m->t.blocksize = blocksize ? blocksize : 4096;
+	m->t.caps = TARGET_MODEL;
+	target_set_names(&m->t, NULL);
+	*out = &m->t;
+	return 0;
+out_nomem:
+	if (m) {
+		free(m->bounce);
+		free(m->bounce2);
+		free(m);
+	}
+	return -ENOMEM;
+}

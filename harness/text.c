@@ -1,0 +1,816 @@
+/*
+ * text.c - parse and print the text form of the op IR (see text.h).
+ *
+ * A line is cut into tokens (with their columns, for error messages),
+ * then the first token picks a command and the rest are options (-x
+ * VALUE) and positional arguments, in any order, as xfs_io's getopt
+ * allows.  Printing emits the canonical spelling: options in a fixed
+ * order, numbers with the largest exact k/m/g/t/p suffix.
+ */
+#include "harness/text.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_TOKENS 16
+#define MAX_LINE 4096
+
+struct tok {
+	const char *s;  /* not NUL-terminated */
+	size_t len;
+	unsigned col;   /* 1-based */
+};
+
+struct line {
+	struct tok t[MAX_TOKENS];
+	unsigned n;
+	unsigned endcol; /* column just past the last token */
+};
+
+static int fail(char *err, size_t errlen, unsigned col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, unsigned col, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!err || !errlen)
+		return -EINVAL;
+	n = snprintf(err, errlen, "col %u: ", col);
+	if (n < 0 || (size_t)n >= errlen)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Quote a token for a message, bounded and with odd bytes made visible. */
+static const char *show(const struct tok *t, char *buf, size_t len)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < t->len && j + 5 < len; i++) {
+		unsigned char c = (unsigned char)t->s[i];
+
+		if (c >= 0x20 && c < 0x7f) {
+			buf[j++] = (char)c;
+		} else {
+			snprintf(buf + j, len - j, "\\x%02x", c);
+			j += 4;
+		}
+		if (i == 40 && t->len > 44) {
+			memcpy(buf + j, "...", 3);
+			j += 3;
+			break;
+		}
+	}
+	buf[j] = 0;
+	return buf;
+}
+
+static int tok_is(const struct tok *t, const char *s)
+{
+	return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0;
+}
+
+/* Split a line into tokens; '#' at a token start ends the line. */
+static int tokenize(const char *s, struct line *ln, char *err, size_t errlen)
+{
+	unsigned col = 1;
+	const char *p = s;
+
+	ln->n = 0;
+	ln->endcol = 1;
+	while (*p && *p != '\n') {
+		if (*p == ' ' || *p == '\t' || *p == '\r') {
+			p++;
+			col++;
+			continue;
+		}
+		if (*p == '#')
+			break;
+		if (ln->n == MAX_TOKENS)
+			return fail(err, errlen, col, "too many words (max %d)",
+				    MAX_TOKENS);
+		struct tok *t = &ln->t[ln->n++];
+
+		t->s = p;
+		t->col = col;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n' &&
+		       *p != '\r') {
+			unsigned char c = (unsigned char)*p;
+
+			if (c < 0x20 || c >= 0x7f)
+				return fail(err, errlen, col,
+					    "unexpected byte 0x%02x (not text?)",
+					    c);
+			p++;
+			col++;
+		}
+		t->len = (size_t)(p - t->s);
+		ln->endcol = col;
+	}
+	return 0;
+}
+
+/* Numbers: decimal or 0x hex, optional k/m/g/t/p suffix. */
+static int parse_num(const struct tok *t, uint64_t *out, char *err,
+		     size_t errlen)
+{
+	char sb[64];
+	uint64_t v = 0;
+	unsigned base = 10;
+	size_t i = 0;
+	int digits = 0;
+
+	if (t->len > 2 && t->s[0] == '0' && (t->s[1] == 'x' || t->s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	}
+	for (; i < t->len; i++) {
+		int c = t->s[i], d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (base == 16 && c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		if (v > (UINT64_MAX - (uint64_t)d) / base)
+			return fail(err, errlen, t->col, "number too large '%s'",
+				    show(t, sb, sizeof(sb)));
+		v = v * base + (uint64_t)d;
+		digits++;
+	}
+	if (!digits)
+		return fail(err, errlen, t->col, "bad number '%s'",
+			    show(t, sb, sizeof(sb)));
+	if (i < t->len) {
+		unsigned shift;
+
+		switch (t->s[i] | 0x20) {
+		case 'k': shift = 10; break;
+		case 'm': shift = 20; break;
+		case 'g': shift = 30; break;
+		case 't': shift = 40; break;
+		case 'p': shift = 50; break;
+		default:
+			return fail(err, errlen, t->col, "bad number '%s'",
+				    show(t, sb, sizeof(sb)));
+		}
+		if (i + 1 != t->len)
+			return fail(err, errlen, t->col, "bad number '%s'",
+				    show(t, sb, sizeof(sb)));
+		if (v > (UINT64_MAX >> shift))
+			return fail(err, errlen, t->col, "number too large '%s'",
+				    show(t, sb, sizeof(sb)));
+		v <<= shift;
+	}
+	/* Offsets and sizes are signed in the kernel (loff_t). */
+	if (v > (uint64_t)INT64_MAX)
+		return fail(err, errlen, t->col, "number too large '%s'",
+			    show(t, sb, sizeof(sb)));
+	*out = v;
+	return 0;
+}
+
+void op_format_num(uint64_t v, char *buf, size_t len)
+{
+	static const char sfx[] = "kmgtp";
+
+	if (v) {
+		for (int i = 4; i >= 0; i--) {
+			unsigned shift = 10 * (unsigned)(i + 1);
+
+			if ((v & ((1ull << shift) - 1)) == 0) {
+				snprintf(buf, len, "%llu%c",
+					 (unsigned long long)(v >> shift),
+					 sfx[i]);
+				return;
+			}
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+/* A name: printable, no '/', not starting with '-', at most 63 bytes. */
+static int name_index(struct op_parser *p, const struct tok *t,
+		      unsigned *out, char *err, size_t errlen)
+{
+	struct op_seq *seq = p->seq;
+	char sb[64];
+	unsigned i;
+
+	if (t->len > OP_NAME_MAX)
+		return fail(err, errlen, t->col, "name too long (max %d)",
+			    OP_NAME_MAX);
+	if (t->s[0] == '-' || memchr(t->s, '/', t->len))
+		return fail(err, errlen, t->col, "bad file name '%s'",
+			    show(t, sb, sizeof(sb)));
+	for (i = 0; i < OP_MAX_FILES; i++)
+		if (seq->names[i][0] && strlen(seq->names[i]) == t->len &&
+		    memcmp(seq->names[i], t->s, t->len) == 0) {
+			*out = i;
+			return 0;
+		}
+	/* A default name "f<i>" claims its own index when that is free;
+	 * other names take the first free one. */
+	if (t->len == 2 && t->s[0] == 'f' && t->s[1] >= '0' &&
+	    t->s[1] < '0' + OP_MAX_FILES && !seq->names[t->s[1] - '0'][0]) {
+		i = (unsigned)(t->s[1] - '0');
+	} else {
+		for (i = 0; i < OP_MAX_FILES && seq->names[i][0]; i++)
+			;
+		if (i == OP_MAX_FILES)
+			return fail(err, errlen, t->col,
+				    "too many files (at most %d names)",
+				    OP_MAX_FILES);
+	}
+	memcpy(seq->names[i], t->s, t->len);
+	seq->names[i][t->len] = 0;
+	*out = i;
+	return 0;
+}
+
+/* The current file gets its default name fixed the first time it is used. */
+static unsigned current_file(struct op_parser *p)
+{
+	if (!p->seq->names[p->cur][0])
+		snprintf(p->seq->names[p->cur], sizeof(p->seq->names[0]), "f%u",
+			 p->cur);
+	return p->cur;
+}
+
+void op_parser_init(struct op_parser *p, struct op_seq *seq)
+{
+	p->seq = seq;
+	p->cur = 0;
+}
+
+static int header_line(struct op_parser *p, const char *line, char *err,
+		       size_t errlen)
+{
+	struct op_header *h = &p->seq->hdr;
+	struct line ln;
+	char sb[64];
+	int ret;
+
+	/* Tokenize what follows "#!"; the first word must be fsoracle. */
+	ret = tokenize(line + 2, &ln, err, errlen);
+	if (ret)
+		return ret;
+	if (ln.n == 0 || !tok_is(&ln.t[0], "fsoracle"))
+		return 0; /* some other #! line: a comment */
+	for (unsigned i = 1; i < ln.n; i++) {
+		const struct tok *t = &ln.t[i];
+		const char *eq = memchr(t->s, '=', t->len);
+		size_t klen, vlen;
+		char *dst;
+
+		if (!eq)
+			return fail(err, errlen, t->col + 2,
+				    "header wants key=value, got '%s'",
+				    show(t, sb, sizeof(sb)));
+		klen = (size_t)(eq - t->s);
+		vlen = t->len - klen - 1;
+#define KEY(k) (klen == strlen(k) && memcmp(t->s, k, klen) == 0)
+		if (KEY("dev"))
+			dst = h->dev;
+		else if (KEY("rt") || KEY("rtdev"))
+			dst = h->rtdev;
+		else if (KEY("mkfs"))
+			dst = h->mkfs;
+		else if (KEY("mount") || KEY("opts"))
+			dst = h->mount;
+		else if (KEY("targets"))
+			dst = h->targets;
+		else if (KEY("seed"))
+			dst = h->seed;
+		else
+			return fail(err, errlen, t->col + 2,
+				    "unknown header key '%.*s' (dev, rt, mkfs, "
+				    "mount, targets, seed)", (int)klen, t->s);
+#undef KEY
+		if (vlen >= OP_HDR_STR)
+			return fail(err, errlen, t->col + 2, "header value too long");
+		memcpy(dst, eq + 1, vlen);
+		dst[vlen] = 0;
+	}
+	return 0;
+}
+
+/* Option letters a command accepts; 'V' marks "takes a value". */
+struct optspec {
+	char letter;
+	int has_value;
+};
+
+struct parsed {
+	uint64_t val[4];       /* positional numbers, in order            */
+	const struct tok *pos[4];
+	unsigned npos;
+	unsigned seen;         /* bit per option letter index           */
+	uint64_t optval[8];
+};
+
+/*
+ * Split the tokens after the command into options and positionals.  opts
+ * is a string of letters; a letter followed by ':' takes a value.
+ */
+static int split_args(const struct line *ln, const char *opts,
+		      unsigned maxpos, struct parsed *ps,
+		      const struct tok *vtoks[8], char *err, size_t errlen)
+{
+	char sb[64];
+	const char *cmd = "";
+	char cb[32];
+
+	snprintf(cb, sizeof(cb), "%.*s", (int)ln->t[0].len, ln->t[0].s);
+	cmd = cb;
+	memset(ps, 0, sizeof(*ps));
+	for (unsigned i = 1; i < ln->n; i++) {
+		const struct tok *t = &ln->t[i];
+
+		if (t->s[0] == '-' && t->len >= 2 &&
+		    !(t->s[1] >= '0' && t->s[1] <= '9')) {
+			/* One option per token ("-k", "-S 0x5a"). */
+			const char *o = t->len == 2 ? strchr(opts, t->s[1]) : NULL;
+			unsigned idx;
+
+			if (!o || t->s[1] == ':')
+				return fail(err, errlen, t->col,
+					    "unknown option '%s' for %s",
+					    show(t, sb, sizeof(sb)), cmd);
+			idx = (unsigned)(o - opts);
+			ps->seen |= 1u << idx;
+			if (o[1] == ':') {
+				if (i + 1 >= ln->n)
+					return fail(err, errlen, ln->endcol,
+						    "option %s needs a value",
+						    show(t, sb, sizeof(sb)));
+				vtoks[idx % 8] = &ln->t[++i];
+			}
+			continue;
+		}
+		if (ps->npos == maxpos)
+			return fail(err, errlen, t->col, "extra argument '%s'",
+				    show(t, sb, sizeof(sb)));
+		ps->pos[ps->npos++] = t;
+	}
+	return 0;
+}
+
+static int want_pos(const struct line *ln, const struct parsed *ps,
+		    unsigned n, const char *usage, char *err, size_t errlen)
+{
+	if (ps->npos < n)
+		return fail(err, errlen, ln->endcol, "missing argument: usage: %s",
+			    usage);
+	return 0;
+}
+
+/* Letters of chattr in OP_ATTR_* bit order. */
+static const char attr_letters[] = "rojc";
+
+int op_parse_line(struct op_parser *p, const char *line, struct op *out,
+		  char *err, size_t errlen)
+{
+	struct line ln;
+	struct parsed ps;
+	const struct tok *vt[8] = { 0 };
+	const struct tok *c;
+	char sb[64];
+	struct op op;
+	unsigned kind;
+	int ret;
+
+	if (err && errlen)
+		err[0] = 0;
+	/* Leading blanks, then a header "#!" or a comment. */
+	{
+		const char *q = line;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (q[0] == '#' && q[1] == '!' && q == line)
+			return header_line(p, line, err, errlen) < 0 ? -EINVAL : 0;
+	}
+	ret = tokenize(line, &ln, err, errlen);
+	if (ret)
+		return ret;
+	if (ln.n == 0)
+		return 0;
+	c = &ln.t[0];
+	memset(&op, 0, sizeof(op));
+
+	if (tok_is(c, "file")) {
+		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, "file NAME", err, errlen);
+		if (!ret)
+			ret = name_index(p, ps.pos[0], &p->cur, err, errlen);
+		return ret;
+	}
+	if (tok_is(c, "funshare")) {
+		kind = OP_FALLOC;
+		op.flags = OP_FL_UNSHARE;
+	} else {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%.*s", (int)c->len, c->s);
+		kind = c->len < sizeof(name) ? op_kind_by_name(name) : OP_NONE;
+		if (kind == OP_NONE)
+			return fail(err, errlen, c->col, "unknown command '%s'",
+				    show(c, sb, sizeof(sb)));
+	}
+	op.kind = (uint8_t)kind;
+
+	switch (kind) {
+	case OP_OPEN:
+		ret = split_args(&ln, "f", 1, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, "open [-f] NAME", err, errlen);
+		if (ret)
+			return ret;
+		ret = name_index(p, ps.pos[0], &p->cur, err, errlen);
+		if (ret)
+			return ret;
+		op.file = (uint8_t)p->cur;
+		if (ps.seen & 1)
+			op.flags |= OP_FL_CREATE;
+		break;
+	case OP_UNLINK: {
+		unsigned f;
+
+		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, "unlink NAME", err, errlen);
+		if (!ret)
+			ret = name_index(p, ps.pos[0], &f, err, errlen);
+		if (ret)
+			return ret;
+		op.file = (uint8_t)f;
+		break;
+	}
+	case OP_PWRITE:
+	case OP_PREAD: {
+		/* pwrite: S: b: q ; pread: v b: q */
+		const char *opts = kind == OP_PWRITE ? "S:b:q" : "vb:q";
+		const char *usage = kind == OP_PWRITE ?
+			"pwrite [-S 0xNN] [-b BS] OFF LEN" :
+			"pread [-v] [-b BS] OFF LEN";
+
+		ret = split_args(&ln, opts, 2, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 2, usage, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[0], &op.off, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[1], &op.len, err, errlen);
+		if (ret)
+			return ret;
+		op.file = (uint8_t)current_file(p);
+		if (kind == OP_PWRITE && (ps.seen & 1)) {
+			uint64_t v;
+
+			ret = parse_num(vt[0], &v, err, errlen);
+			if (ret)
+				return ret;
+			if (v > 0xffffffffull)
+				return fail(err, errlen, vt[0]->col,
+					    "pattern too large '%s'",
+					    show(vt[0], sb, sizeof(sb)));
+			/* xfs_io fills with the seed's low byte, so do we. */
+			op.flags |= OP_FL_PATTERN;
+			op.pattern = (uint8_t)v;
+		}
+		if (kind == OP_PREAD && (ps.seen & 1))
+			op.flags |= OP_FL_VERBOSE;
+		{
+			unsigned bidx = kind == OP_PWRITE ? 2 : 1;
+
+			if (ps.seen & (1u << bidx)) {
+				uint64_t v;
+
+				ret = parse_num(vt[bidx], &v, err, errlen);
+				if (ret)
+					return ret;
+				if (v == 0 || v > 0xffffffffull)
+					return fail(err, errlen, vt[bidx]->col,
+						    "bad buffer size '%s'",
+						    show(vt[bidx], sb, sizeof(sb)));
+				op.bsize = (uint32_t)v;
+			}
+		}
+		break;
+	}
+	case OP_TRUNCATE:
+		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, "truncate SIZE", err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[0], &op.arg, err, errlen);
+		if (ret)
+			return ret;
+		op.file = (uint8_t)current_file(p);
+		break;
+	case OP_FALLOC:
+	case OP_FPUNCH:
+	case OP_FZERO:
+	case OP_FCOLLAPSE:
+	case OP_FINSERT: {
+		const char *opts = kind == OP_FALLOC ? "ku" :
+				   kind == OP_FZERO ? "k" : "";
+		char usage[64];
+
+		snprintf(usage, sizeof(usage), "%s%s OFF LEN", op_kind_name(kind),
+			 kind == OP_FALLOC ? " [-k] [-u]" :
+			 kind == OP_FZERO ? " [-k]" : "");
+		if (op.flags & OP_FL_UNSHARE) {
+			opts = "";
+			snprintf(usage, sizeof(usage), "funshare OFF LEN");
+		}
+		ret = split_args(&ln, opts, 2, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 2, usage, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[0], &op.off, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[1], &op.len, err, errlen);
+		if (ret)
+			return ret;
+		if (opts[0] && (ps.seen & 1))
+			op.flags |= OP_FL_KEEP_SIZE;
+		if (kind == OP_FALLOC && !(op.flags & OP_FL_UNSHARE) &&
+		    (ps.seen & 2))
+			op.flags |= OP_FL_UNSHARE;
+		op.file = (uint8_t)current_file(p);
+		break;
+	}
+	case OP_COPY_RANGE:
+	case OP_EXCHANGE_RANGE: {
+		const char *usage = kind == OP_COPY_RANGE ?
+			"copy_range -s SRCOFF -d DSTOFF -l LEN SRCFILE" :
+			"exchangerange -s SRCOFF -d DSTOFF -l LEN SRCFILE";
+		unsigned f;
+
+		ret = split_args(&ln, "s:d:l:", 1, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, usage, err, errlen);
+		if (ret)
+			return ret;
+		if ((ps.seen & 0x15) != 0x15)
+			return fail(err, errlen, ln.endcol,
+				    "-s, -d and -l are required: usage: %s", usage);
+		ret = parse_num(vt[0], &op.off, err, errlen);
+		if (!ret)
+			ret = parse_num(vt[2], &op.arg, err, errlen);
+		if (!ret)
+			ret = parse_num(vt[4], &op.len, err, errlen);
+		if (!ret)
+			ret = name_index(p, ps.pos[0], &f, err, errlen);
+		if (ret)
+			return ret;
+		op.file2 = (uint8_t)f;
+		op.file = (uint8_t)current_file(p);
+		break;
+	}
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE: {
+		const char *usage = kind == OP_CLONE_RANGE ?
+			"reflink SRCFILE SRCOFF DSTOFF LEN" :
+			"dedupe SRCFILE SRCOFF DSTOFF LEN";
+		unsigned f;
+
+		ret = split_args(&ln, "", 4, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 4, usage, err, errlen);
+		if (!ret)
+			ret = name_index(p, ps.pos[0], &f, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[1], &op.off, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[2], &op.arg, err, errlen);
+		if (!ret)
+			ret = parse_num(ps.pos[3], &op.len, err, errlen);
+		if (ret)
+			return ret;
+		op.file2 = (uint8_t)f;
+		op.file = (uint8_t)current_file(p);
+		break;
+	}
+	case OP_SET_FLAG: {
+		const struct tok *t;
+
+		/* "-r" looks like an option; take the raw token instead. */
+		if (ln.n != 2)
+			return fail(err, errlen, ln.n < 2 ? ln.endcol : ln.t[2].col,
+				    ln.n < 2 ? "missing argument: usage: chattr "
+				    "+LETTERS|-LETTERS (r o j c)" :
+				    "extra argument");
+		t = &ln.t[1];
+		/* A bare sign sets nothing; the binary form can say that. */
+		if (t->s[0] != '+' && t->s[0] != '-')
+			return fail(err, errlen, t->col,
+				    "chattr wants +LETTERS or -LETTERS, got '%s'",
+				    show(t, sb, sizeof(sb)));
+		for (size_t i = 1; i < t->len; i++) {
+			const char *l = memchr(attr_letters, t->s[i],
+					       sizeof(attr_letters) - 1);
+
+			if (!l)
+				return fail(err, errlen, t->col + (unsigned)i,
+					    "unknown attribute '%c' (r realtime, o "
+					    "always_cow, j journal_data, c compress)",
+					    t->s[i]);
+			op.arg |= 1u << (l - attr_letters);
+		}
+		if (t->s[0] == '-')
+			op.flags |= OP_FL_CLEAR;
+		op.file = (uint8_t)current_file(p);
+		break;
+	}
+	default: {
+		/* close, fsync, fdatasync: the current file; the rest: none. */
+		ret = split_args(&ln, "", 0, &ps, vt, err, errlen);
+		if (ret)
+			return ret;
+		if (op_kind_info(kind)->uses & OP_USE_FILE)
+			op.file = (uint8_t)current_file(p);
+		break;
+	}
+	}
+	op_normalize(&op);
+	if (out)
+		*out = op;
+	return 1;
+}
+
+int op_text_parse(const char *text, size_t len, struct op_seq *seq,
+		  char *err, size_t errlen)
+{
+	struct op_parser p;
+	char line[MAX_LINE + 2];
+	size_t pos = 0;
+	unsigned lineno = 0;
+
+	op_parser_init(&p, seq);
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		const char *z = memchr(text + pos, 0, l);
+		char lerr[200];
+		struct op op;
+		int ret;
+
+		lineno++;
+		if (z) {
+			snprintf(err, errlen, "line %u, col %u: NUL byte (not text)",
+				 lineno, (unsigned)(z - (text + pos)) + 1);
+			return -EINVAL;
+		}
+		if (l > MAX_LINE) {
+			snprintf(err, errlen, "line %u, col %u: line too long",
+				 lineno, MAX_LINE + 1);
+			return -EINVAL;
+		}
+		memcpy(line, text + pos, l);
+		line[l] = 0;
+		pos += l + (nl ? 1 : 0);
+		ret = op_parse_line(&p, line, &op, lerr, sizeof(lerr));
+		if (ret < 0) {
+			snprintf(err, errlen, "line %u, %s", lineno, lerr);
+			return ret;
+		}
+		if (ret == 1 && op_seq_push(seq, &op)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int op_format(const struct op *op, const struct op_seq *seq, char *buf,
+	      size_t len)
+{
+	char a[32], b[32], c[32], o[48] = "";
+	const char *name = op_kind_name(op->kind);
+
+	switch (op->kind) {
+	case OP_OPEN:
+		return snprintf(buf, len, "open %s%s",
+				(op->flags & OP_FL_CREATE) ? "-f " : "",
+				op_file_name(seq, op->file));
+	case OP_UNLINK:
+		return snprintf(buf, len, "unlink %s", op_file_name(seq, op->file));
+	case OP_PWRITE:
+	case OP_PREAD:
+		if (op->flags & OP_FL_PATTERN)
+			snprintf(o, sizeof(o), "-S 0x%02x ", op->pattern);
+		if (op->flags & OP_FL_VERBOSE)
+			snprintf(o, sizeof(o), "-v ");
+		if (op->bsize) {
+			op_format_num(op->bsize, a, sizeof(a));
+			snprintf(o + strlen(o), sizeof(o) - strlen(o), "-b %s ", a);
+		}
+		op_format_num(op->off, a, sizeof(a));
+		op_format_num(op->len, b, sizeof(b));
+		return snprintf(buf, len, "%s %s%s %s", name, o, a, b);
+	case OP_TRUNCATE:
+		op_format_num(op->arg, a, sizeof(a));
+		return snprintf(buf, len, "truncate %s", a);
+	case OP_FALLOC:
+	case OP_FPUNCH:
+	case OP_FZERO:
+	case OP_FCOLLAPSE:
+	case OP_FINSERT:
+		op_format_num(op->off, a, sizeof(a));
+		op_format_num(op->len, b, sizeof(b));
+		return snprintf(buf, len, "%s%s%s %s %s", name,
+				(op->flags & OP_FL_KEEP_SIZE) ? " -k" : "",
+				(op->flags & OP_FL_UNSHARE) ? " -u" : "", a, b);
+	case OP_COPY_RANGE:
+	case OP_EXCHANGE_RANGE:
+		op_format_num(op->off, a, sizeof(a));
+		op_format_num(op->arg, b, sizeof(b));
+		op_format_num(op->len, c, sizeof(c));
+		return snprintf(buf, len, "%s -s %s -d %s -l %s %s", name, a, b, c,
+				op_file_name(seq, op->file2));
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE:
+		op_format_num(op->off, a, sizeof(a));
+		op_format_num(op->arg, b, sizeof(b));
+		op_format_num(op->len, c, sizeof(c));
+		return snprintf(buf, len, "%s %s %s %s %s", name,
+				op_file_name(seq, op->file2), a, b, c);
+	case OP_SET_FLAG: {
+		char l[8];
+		size_t n = 0;
+
+		for (unsigned i = 0; i < sizeof(attr_letters) - 1; i++)
+			if (op->arg & (1u << i))
+				l[n++] = attr_letters[i];
+		l[n] = 0;
+		return snprintf(buf, len, "chattr %c%s",
+				(op->flags & OP_FL_CLEAR) ? '-' : '+', l);
+	}
+	default:
+		return snprintf(buf, len, "%s", name);
+	}
+}
+
+void op_text_write_header(const struct op_header *h, FILE *f)
+{
+	if (!h->dev[0] && !h->rtdev[0] && !h->mkfs[0] && !h->mount[0] &&
+	    !h->targets[0] && !h->seed[0])
+		return;
+	fputs("#! fsoracle", f);
+	if (h->dev[0])
+		fprintf(f, " dev=%s", h->dev);
+	if (h->rtdev[0])
+		fprintf(f, " rt=%s", h->rtdev);
+	if (h->mkfs[0])
+		fprintf(f, " mkfs=%s", h->mkfs);
+	if (h->mount[0])
+		fprintf(f, " mount=%s", h->mount);
+	if (h->targets[0])
+		fprintf(f, " targets=%s", h->targets);
+	if (h->seed[0])
+		fprintf(f, " seed=%s", h->seed);
+	fputc('\n', f);
+}
+
+int op_text_write(const struct op_seq *seq, FILE *f)
+{
+	op_text_write_header(&seq->hdr, f);
+	return op_text_write_ops(seq, f);
+}
+
+int op_text_write_ops(const struct op_seq *seq, FILE *f)
+{
+	unsigned cur = 0;
+	char line[512];
+
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct op *op = &seq->ops[i];
+		unsigned uses = op_kind_info(op->kind)->uses;
+
+		if (op->kind == OP_OPEN) {
+			cur = op->file;
+		} else if ((uses & OP_USE_FILE) && op->kind != OP_UNLINK &&
+			   op->file != cur) {
+			fprintf(f, "file %s\n", op_file_name(seq, op->file));
+			cur = op->file;
+		}
+		op_format(op, seq, line, sizeof(line));
+		fputs(line, f);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}

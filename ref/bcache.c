@@ -1,0 +1,419 @@
+/*
+ * bcache.c - the metadata buffer cache.
+ *
+ * Every metadata block the engine touches lives here while in use.  A
+ * buffer is in one of three states:
+ *
+ *   clean   matches the device; evictable (LRU) once unreferenced
+ *   dirty   modified in the running transaction; pinned in memory
+ *   logged  committed to the journal, not yet written in place; pinned
+ *           until the next checkpoint writes it home
+ *
+ * Buffers are verified (magic, self-address, CRC) when read from the
+ * device, so corruption surfaces as -EFSCORRUPTED at the first read, and
+ * their CRC is recomputed when they are committed.  Nothing here writes in
+ * place except buf_write_inplace(), called by the checkpoint.
+ */
+#include "ref/ref_internal.h"
+
+#include <stdlib.h>
+
+static size_t hash_blk(const struct ref_fs *fs, uint64_t blkno)
+{
+	return (size_t)((blkno * 0x9E3779B97F4A7C15ull) >> 17) & (fs->hsize - 1);
+}
+
+static void lru_del(struct ref_fs *fs, struct rbuf *b)
+{
+	if (!b->lru_next)
+		return;
+	b->lru_prev->lru_next = b->lru_next;
+	b->lru_next->lru_prev = b->lru_prev;
+	b->lru_next = b->lru_prev = NULL;
+	fs->nclean--;
+}
+
+static void lru_add(struct ref_fs *fs, struct rbuf *b)
+{
+	b->lru_next = &fs->lru;
+	b->lru_prev = fs->lru.lru_prev;
+	fs->lru.lru_prev->lru_next = b;
+	fs->lru.lru_prev = b;
+	fs->nclean++;
+}
+
+static void hash_del(struct ref_fs *fs, struct rbuf *b)
+{
+	struct rbuf **pp = &fs->htab[hash_blk(fs, b->blkno)];
+
+	while (*pp && *pp != b)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = b->hnext;
+	fs->nbufs--;
+}
+
+static void buf_free(struct ref_fs *fs, struct rbuf *b)
+{
+	lru_del(fs, b);
+	hash_del(fs, b);
+	free(b->data);
+	free(b);
+}
+
+static int hash_grow(struct ref_fs *fs)
+{
+	size_t nsize = fs->hsize * 2;
+	struct rbuf **nt = calloc(nsize, sizeof(*nt));
+	struct rbuf **old = fs->htab;
+	size_t osize = fs->hsize;
+
+	if (!nt)
+		return -ENOMEM;
+	fs->htab = nt;
+	fs->hsize = nsize;
+	for (size_t i = 0; i < osize; i++) {
+		struct rbuf *b = old[i];
+
+		while (b) {
+			struct rbuf *next = b->hnext;
+			size_t h = hash_blk(fs, b->blkno);
+
+			b->hnext = nt[h];
+			nt[h] = b;
+			b = next;
+		}
+	}
+	free(old);
+	return 0;
+}
+
+int bcache_init(struct ref_fs *fs, size_t cache_max)
+{
+	fs->hsize = 1024;
+	fs->htab = calloc(fs->hsize, sizeof(*fs->htab));
+	if (!fs->htab)
+		return -ENOMEM;
+	fs->lru.lru_next = fs->lru.lru_prev = &fs->lru;
+	fs->cache_max = cache_max ? cache_max : 4096;
+	return 0;
+}
+
+void bcache_destroy(struct ref_fs *fs)
+{
+	for (size_t i = 0; fs->htab && i < fs->hsize; i++) {
+		struct rbuf *b = fs->htab[i];
+
+		while (b) {
+			struct rbuf *next = b->hnext;
+
+			free(b->data);
+			free(b);
+			b = next;
+		}
+	}
+	free(fs->htab);
+	fs->htab = NULL;
+	free(fs->tx);
+	free(fs->ckpt);
+	fs->tx = fs->ckpt = NULL;
+}
+
+static struct rbuf *cache_find(struct ref_fs *fs, uint64_t blkno)
+{
+	struct rbuf *b = fs->htab[hash_blk(fs, blkno)];
+
+	while (b && b->blkno != blkno)
+		b = b->hnext;
+	return b;
+}
+
+static void evict(struct ref_fs *fs)
+{
+	while (fs->nclean > fs->cache_max) {
+		struct rbuf *b = fs->lru.lru_next;
+
+		buf_free(fs, b);
+	}
+}
+
+static int cache_insert(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
+{
+	struct rbuf *b;
+	size_t h;
+
+	if (fs->nbufs >= fs->hsize * 2 && hash_grow(fs))
+		return -ENOMEM;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->data = malloc(fs->bs);
+	if (!b->data) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->blkno = blkno;
+	h = hash_blk(fs, blkno);
+	b->hnext = fs->htab[h];
+	fs->htab[h] = b;
+	fs->nbufs++;
+	*out = b;
+	return 0;
+}
+
+static void buf_hold(struct ref_fs *fs, struct rbuf *b)
+{
+	if (b->refs++ == 0)
+		lru_del(fs, b);
+}
+
+/*
+ * Read a metadata block.  magic 0 accepts any type (the caller checks);
+ * self-address and checksum are always verified on a device read.
+ */
+int buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
+	     struct rbuf **out)
+{
+	struct rbuf *b;
+	int err;
+
+	fs->ctr.bcache_lookups++;
+	if (blkno >= fs->total) {
+		ref_report(fs, "metadata block %llu beyond the device (%llu blocks)",
+			   (unsigned long long)blkno, (unsigned long long)fs->total);
+		return -EFSCORRUPTED;
+	}
+	b = cache_find(fs, blkno);
+	if (b) {
+		if (magic && get32(b->data + BLKHDR_MAGIC) != magic) {
+			ref_report(fs, "block %llu: expected magic %08x, cached %08x",
+				   (unsigned long long)blkno, magic,
+				   get32(b->data + BLKHDR_MAGIC));
+			return -EFSCORRUPTED;
+		}
+		buf_hold(fs, b);
+		*out = b;
+		return 0;
+	}
+	fs->ctr.bcache_misses++;
+	err = cache_insert(fs, blkno, &b);
+	if (err)
+		return err;
+	err = hw_read(fs->dev, blkno << fs->bshift, b->data, fs->bs);
+	if (err)
+		goto fail;
+	{
+		uint32_t m = magic ? magic : get32(b->data + BLKHDR_MAGIC);
+
+		if (blk_verify_full(b->data, blk_crc_span(fs, b->data), fs->bs,
+				    m, blkno)) {
+			ref_report(fs, "block %llu: bad checksum, magic or address "
+				   "(magic %08x, expected %08x)",
+				   (unsigned long long)blkno,
+				   get32(b->data + BLKHDR_MAGIC), m);
+			err = -EFSCORRUPTED;
+			goto fail;
+		}
+	}
+	b->refs = 1;
+	*out = b;
+	return 0;
+fail:
+	hash_del(fs, b);
+	free(b->data);
+	free(b);
+	return err;
+}
+
+/* A buffer for a block just allocated: zeroed, no device read. */
+int buf_get_new(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
+{
+	struct rbuf *b = cache_find(fs, blkno);
+	int err;
+
+	fs->ctr.bcache_lookups++;
+	if (!b) {
+		err = cache_insert(fs, blkno, &b);
+		if (err)
+			return err;
+	}
+	buf_hold(fs, b);
+	memset(b->data, 0, fs->bs);
+	*out = b;
+	return 0;
+}
+
+static int ptr_push(struct rbuf ***arr, size_t *n, size_t *cap, struct rbuf *b)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct rbuf **na = realloc(*arr, ncap * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = b;
+	return 0;
+}
+
+static void ptr_remove(struct rbuf **arr, size_t *n, struct rbuf *b)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (arr[i] == b) {
+			arr[i] = arr[--*n];
+			return;
+		}
+	}
+}
+
+/*
+ * Join the running transaction.  The transaction array is sized ahead of
+ * time (tx_reserve in journal.c keeps spare room), so this cannot fail.
+ */
+void buf_dirty(struct ref_fs *fs, struct rbuf *b)
+{
+	if (b->dirty)
+		return;
+	if (ptr_push(&fs->tx, &fs->ntx, &fs->txcap, b)) {
+		/* Out of memory growing a pointer array: nothing sane to do
+		 * but stop before the journal silently loses an update. */
+		abort();
+	}
+	b->dirty = 1;
+}
+
+void buf_put(struct ref_fs *fs, struct rbuf *b)
+{
+	if (--b->refs == 0 && b->dead) {
+		free(b->data);
+		free(b);
+		return;
+	}
+	if (b->refs == 0 && !b->dirty && !b->logged) {
+		lru_add(fs, b);
+		evict(fs);
+	}
+}
+
+/*
+ * The block was freed: drop its buffer whatever its state.  A dirty or
+ * logged image of a dead block must never reach the device in place; the
+ * allocator keeps the block busy until the next checkpoint, so a replay
+ * of an older image cannot land on its next owner either.  A buffer still
+ * referenced leaves the hash now and its memory goes at the last put.
+ */
+void buf_forget(struct ref_fs *fs, uint64_t blkno)
+{
+	struct rbuf *b = cache_find(fs, blkno);
+
+	if (!b)
+		return;
+	if (b->dirty)
+		ptr_remove(fs->tx, &fs->ntx, b);
+	if (b->logged)
+		ptr_remove(fs->ckpt, &fs->nckpt, b);
+	b->dirty = b->logged = 0;
+	if (b->refs == 0) {
+		buf_free(fs, b);
+		return;
+	}
+	hash_del(fs, b);
+	b->dead = 1;
+}
+
+/* Committed: the buffer waits for the checkpoint. */
+int buf_mark_logged(struct ref_fs *fs, struct rbuf *b)
+{
+	b->dirty = 0;
+	if (b->logged)
+		return 0;
+	b->logged = 1;
+	return ptr_push(&fs->ckpt, &fs->nckpt, &fs->ckptcap, b);
+}
+
+int buf_write_inplace(struct ref_fs *fs, struct rbuf *b)
+{
+	fs->ctr.meta_blocks_written++;
+	return hw_write(fs->dev, b->blkno << fs->bshift, b->data, fs->bs, HW_META);
+}
+
+/* Checkpointed: clean again, evictable once unreferenced. */
+void buf_unpin(struct ref_fs *fs, struct rbuf *b)
+{
+	b->logged = 0;
+	if (b->refs == 0 && !b->dirty) {
+		lru_add(fs, b);
+		evict(fs);
+	}
+}
+
+/* ---- the engine's bt_store: B+tree nodes through the cache ---- */
+
+static int store_get(void *ctx, uint64_t blk, int write, void **data,
+		     void **handle)
+{
+	struct ref_fs *fs = ctx;
+	struct rbuf *b;
+	int err;
+
+	if (write && fs->rdonly)
+		return -EROFS;
+	err = buf_read(fs, blk, 0, &b);
+	if (err)
+		return err;
+	if (write)
+		buf_dirty(fs, b);
+	*data = b->data;
+	*handle = b;
+	return 0;
+}
+
+static void store_put(void *ctx, void *handle)
+{
+	buf_put(ctx, handle);
+}
+
+static int store_alloc(void *ctx, uint64_t near, uint64_t *blk)
+{
+	struct ref_fs *fs = ctx;
+	struct rbuf *b;
+	uint64_t len;
+	int err;
+
+	/* Without a neighbour to sit near, tree nodes start in the middle of
+	 * the data region, out of the way of file data growing from the
+	 * bottom, so contiguous writes stay in one extent. */
+	if (near < fs->data)
+		near = fs->data + (fs->total - fs->data) / 2;
+	err = alloc_extent(fs, near, 1, blk, &len);
+	if (err)
+		return err;
+	err = buf_get_new(fs, *blk, &b);
+	if (err) {
+		alloc_free(fs, *blk, 1);
+		return err;
+	}
+	/* Stamp a valid header so a read before the tree writes it passes. */
+	blk_init(b->data, 0, *blk, 0);
+	buf_dirty(fs, b);
+	buf_put(fs, b);
+	return 0;
+}
+
+static int store_free(void *ctx, uint64_t blk)
+{
+	struct ref_fs *fs = ctx;
+
+	buf_forget(fs, blk);
+	return alloc_free_meta(fs, blk);
+}
+
+const struct bt_store ref_bt_store_ops = {
+	.get = store_get,
+	.put = store_put,
+	.alloc = store_alloc,
+	.free = store_free,
+	.ctx = NULL, /* each tree copies this and sets ctx = fs */
+};

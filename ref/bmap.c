@@ -1,0 +1,367 @@
+/*
+ * bmap.c - the data-fork extent map: file blocks -> device blocks.
+ *
+ * Records are {fileoff, startblk, len, state}, kept in the inode's B+tree
+ * keyed by fileoff.  Invariants (checked by fsck):
+ *   - records never overlap and 1 <= len <= maxext;
+ *   - two neighbours that are adjacent in the file and on the device and
+ *     share a state are always merged (unless the merge would exceed
+ *     maxext), so the record list is canonical: equal mappings give equal
+ *     lists, whatever history produced them.
+ *
+ * Three primitives build everything else:
+ *   bmap_map      put a mapping into a hole, merging with its neighbours
+ *   bmap_unmap    punch a range out, splitting records at its edges
+ *   bmap_convert  change the state of a mapped range (unmap + map)
+ *
+ * Unmapping [a, b) from a record that straddles both edges:
+ *
+ *     before:  |<------------------ r ------------------>|
+ *                        a                  b
+ *     after:   |<-- r' -->|      (freed)    |<-- new -->|
+ *              r.off..a    blocks a..b       b..r.end, startblk + (b - r.off)
+ */
+#include "ref/ref_internal.h"
+
+#include <stdio.h>
+
+static uint64_t xrec_key(const void *rec)
+{
+	return get64((const uint8_t *)rec + XR_OFF);
+}
+
+static void xrec_print(const void *rec, char *buf, size_t len)
+{
+	struct ref_extent e;
+
+	xrec_decode(rec, &e);
+	snprintf(buf, len, "[%llu+%llu -> %llu%s]", (unsigned long long)e.fileoff,
+		 (unsigned long long)e.len, (unsigned long long)e.startblk,
+		 e.state ? " unwritten" : "");
+}
+
+static const struct bt_type bmbt_type = {
+	.name = "bmbt",
+	.magic = MAGIC_BMBT,
+	.rec_size = XR_SIZE,
+	.rec_key = xrec_key,
+	.rec_print = xrec_print,
+};
+
+void xrec_decode(const void *rec, struct ref_extent *e)
+{
+	const uint8_t *p = rec;
+
+	e->fileoff = get64(p + XR_OFF);
+	e->startblk = get64(p + XR_BLK);
+	e->len = get32(p + XR_LEN);
+	e->state = get32(p + XR_FLAGS);
+}
+
+void xrec_encode(void *rec, const struct ref_extent *e)
+{
+	uint8_t *p = rec;
+
+	put64(p + XR_OFF, e->fileoff);
+	put64(p + XR_BLK, e->startblk);
+	put32(p + XR_LEN, (uint32_t)e->len);
+	put32(p + XR_FLAGS, e->state);
+}
+
+static void root_changed(struct bt_tree *t)
+{
+	(void)t; /* the root lives in the in-core inode; callers log it */
+}
+
+void bmap_tree(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t)
+{
+	static struct bt_store store;
+
+	store = ref_bt_store_ops;
+	store.ctx = fs;
+	memset(t, 0, sizeof(*t));
+	t->type = &bmbt_type;
+	t->store = &store;
+	t->root = &ip->root;
+	t->blocksize = fs->bs;
+	t->maxrecs = fs->maxrecs;
+	t->owner = ip->ino;
+	t->stats = &fs->ctr.bt;
+	t->root_changed = root_changed;
+}
+
+static int get_le(struct bt_tree *t, uint64_t key, struct ref_extent *e)
+{
+	uint8_t rec[XR_SIZE];
+	int err = bt_lookup_le(t, key, rec);
+
+	if (!err)
+		xrec_decode(rec, e);
+	return err;
+}
+
+static int get_ge(struct bt_tree *t, uint64_t key, struct ref_extent *e)
+{
+	uint8_t rec[XR_SIZE];
+	int err = bt_lookup_ge(t, key, rec);
+
+	if (!err)
+		xrec_decode(rec, e);
+	return err;
+}
+
+static int put_new(struct bt_tree *t, const struct ref_extent *e)
+{
+	uint8_t rec[XR_SIZE];
+
+	xrec_encode(rec, e);
+	return bt_insert(t, rec);
+}
+
+static int put_update(struct bt_tree *t, const struct ref_extent *e)
+{
+	uint8_t rec[XR_SIZE];
+
+	xrec_encode(rec, e);
+	return bt_update(t, rec);
+}
+
+/*
+ * The mapping at file block fb: the record covering it, or a hole running
+ * to the next record (or to the end of the address space), with state
+ * BMAP_HOLE.
+ */
+int bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		struct ref_extent *ext)
+{
+	struct bt_tree t;
+	struct ref_extent e;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	err = get_le(&t, fb, &e);
+	if (err && err != -ENOENT)
+		return err;
+	if (!err && fb < e.fileoff + e.len) {
+		*ext = e;
+		return 0;
+	}
+	ext->fileoff = fb;
+	ext->startblk = 0;
+	ext->state = BMAP_HOLE;
+	err = get_ge(&t, fb, &e);
+	if (err == -ENOENT) {
+		ext->len = UINT64_MAX - fb;
+		return 0;
+	}
+	if (err)
+		return err;
+	ext->len = e.fileoff - fb;
+	return 0;
+}
+
+static bool mergeable(const struct ref_fs *fs, const struct ref_extent *l,
+		      const struct ref_extent *r)
+{
+	return l->fileoff + l->len == r->fileoff &&
+	       l->startblk + l->len == r->startblk &&
+	       l->state == r->state && l->len + r->len <= fs->maxext;
+}
+
+/* Insert ext into a hole, merging with the left and right neighbours. */
+int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
+	     const struct ref_extent *ext)
+{
+	struct bt_tree t;
+	struct ref_extent cur = *ext, left = { 0 }, right = { 0 };
+	bool have_left = false, have_right = false;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	if (ext->fileoff > 0) {
+		err = get_le(&t, ext->fileoff - 1, &left);
+		if (err && err != -ENOENT)
+			return err;
+		have_left = !err && mergeable(fs, &left, &cur);
+	}
+	err = get_ge(&t, ext->fileoff, &right);
+	if (err && err != -ENOENT)
+		return err;
+	if (!err && right.fileoff < ext->fileoff + ext->len) {
+		ref_report(fs, "inode %llu: mapping file block %llu over an "
+			   "existing record", (unsigned long long)ip->ino,
+			   (unsigned long long)right.fileoff);
+		return -EFSCORRUPTED;
+	}
+	have_right = !err && mergeable(fs, &cur, &right);
+	if (have_left && have_right && left.len + cur.len + right.len > fs->maxext)
+		have_right = false;
+
+	if (have_right) {
+		/* the right record's key changes: delete it, fold it in */
+		err = bt_delete(&t, right.fileoff);
+		if (err)
+			return err;
+		cur.len += right.len;
+		ip->nextents--;
+	}
+	if (have_left) {
+		left.len += cur.len;
+		err = put_update(&t, &left);
+	} else {
+		err = put_new(&t, &cur);
+		if (!err)
+			ip->nextents++;
+	}
+	if (err)
+		return err;
+	ip->nblocks += ext->len;
+	return 0;
+}
+
+/*
+ * Remove [fb, fb+len) from the map; with free_blocks, return the device
+ * blocks to the allocator.  With roll, the transaction may be committed
+ * between records, so a huge range is unmapped in bounded transactions;
+ * callers make that safe (orphan flag, or a range that may legitimately
+ * be left half punched).
+ */
+static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t len, bool free_blocks, bool roll)
+{
+	uint64_t end = fb + len < fb ? UINT64_MAX : fb + len;
+	struct bt_tree t;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	for (;;) {
+		struct ref_extent e;
+		uint64_t a, b, eend;
+
+		/* Work backwards from the end: the tail goes first. */
+		err = get_le(&t, end - 1, &e);
+		if (err == -ENOENT)
+			return 0;
+		if (err)
+			return err;
+		eend = e.fileoff + e.len;
+		if (eend <= fb)
+			return 0;
+		a = e.fileoff > fb ? e.fileoff : fb;
+		b = eend < end ? eend : end;
+
+		if (a == e.fileoff && b == eend) {
+			err = bt_delete(&t, e.fileoff);
+			if (!err)
+				ip->nextents--;
+		} else if (a == e.fileoff) {
+			/* keep the tail [b, eend): its key changes */
+			struct ref_extent tail = { b, e.startblk + (b - e.fileoff),
+						   eend - b, e.state };
+
+			err = bt_delete(&t, e.fileoff);
+			if (!err)
+				err = put_new(&t, &tail);
+		} else if (b == eend) {
+			/* keep the head [e.fileoff, a) */
+			e.len = a - e.fileoff;
+			err = put_update(&t, &e);
+		} else {
+			/* keep both ends: the three-way split */
+			struct ref_extent tail = { b, e.startblk + (b - e.fileoff),
+						   eend - b, e.state };
+
+			e.len = a - e.fileoff;
+			err = put_update(&t, &e);
+			if (!err)
+				err = put_new(&t, &tail);
+			if (!err)
+				ip->nextents++;
+		}
+		if (err)
+			return err;
+		ip->nblocks -= b - a;
+		if (free_blocks) {
+			err = alloc_free(fs, e.startblk + (a - e.fileoff), b - a);
+			if (err)
+				return err;
+		}
+		if (roll) {
+			err = inode_log(fs, ip);
+			if (!err)
+				err = tx_maybe_roll(fs);
+			if (err)
+				return err;
+		}
+		if (a == fb)
+			return 0;
+		end = a;
+	}
+}
+
+int bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+	       uint64_t len, bool free_blocks)
+{
+	return unmap_range(fs, ip, fb, len, free_blocks, true);
+}
+
+/* Set the state of every mapped block in [fb, fb+len). Holes stay holes. */
+int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		 uint64_t len, uint32_t state)
+{
+	uint64_t end = fb + len;
+
+	while (fb < end) {
+		struct ref_extent e, piece;
+		uint64_t n;
+		int err = bmap_lookup(fs, ip, fb, &e);
+
+		if (err)
+			return err;
+		n = e.fileoff + e.len - fb;
+		if (n > end - fb)
+			n = end - fb;
+		if (e.state != BMAP_HOLE && e.state != state) {
+			piece.fileoff = fb;
+			piece.startblk = e.startblk + (fb - e.fileoff);
+			piece.len = n;
+			piece.state = state;
+			/* one piece at a time, never committed half done */
+			err = unmap_range(fs, ip, fb, n, false, false);
+			if (!err)
+				err = bmap_map(fs, ip, &piece);
+			if (!err)
+				err = inode_log(fs, ip);
+			if (!err)
+				err = tx_maybe_roll(fs);
+			if (err)
+				return err;
+		}
+		fb += n;
+	}
+	return 0;
+}
+
+int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg)
+{
+	struct ref_inode *ip;
+	struct ref_extent e;
+	struct bt_tree t;
+	uint64_t fb = 0;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	bmap_tree(fs, ip, &t);
+	for (;;) {
+		err = get_ge(&t, fb, &e);
+		if (err == -ENOENT)
+			return 0;
+		if (err)
+			return err;
+		err = fn(arg, &e);
+		if (err)
+			return err < 0 ? err : 0;
+		fb = e.fileoff + e.len;
+	}
+}

@@ -1,0 +1,461 @@
+/*
+ * file.c - file data: write, read, truncate, fallocate, sync.
+ *
+ * Data goes straight to the device; metadata changes go through the
+ * journal.  Three rules keep crash states clean:
+ *   1. a mapping is committed only after its data was written (ordered
+ *      mode: the commit flushes first), so no committed written extent
+ *      ever exposes old bytes;
+ *   2. the bytes of the EOF block past EOF are always zero on the device,
+ *      and no written block lies wholly past EOF (except while an orphan's
+ *      truncate is being finished), so extending a file (write past EOF,
+ *      truncate up) needs no zeroing at all;
+ *   3. a block's new data and the size that covers it change in the same
+ *      transaction step, so a cut never leaves written data past EOF.
+ */
+#include "ref/ref_internal.h"
+
+#include <stdlib.h>
+
+#define REF_MAX_BYTES ((uint64_t)1 << 56)
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+static int data_write(struct ref_fs *fs, uint64_t blk, uint64_t boff,
+		      const void *buf, uint64_t len)
+{
+	fs->ctr.data_bytes_written += len;
+	return hw_write(fs->dev, (blk << fs->bshift) + boff, buf, len, 0);
+}
+
+static int zero_write(struct ref_fs *fs, uint64_t devoff, uint64_t len)
+{
+	if (len == 0)
+		return 0;
+	fs->ctr.bytes_zeroed += len;
+	return hw_zero_out(fs->dev, devoff, len, 0);
+}
+
+/*
+ * Write [pos, end) into fresh or unwritten blocks [fb, fb+n) at device
+ * block blk: whole blocks, with zeroes around the caller's bytes.
+ */
+static int write_full_blocks(struct ref_fs *fs, uint64_t fb, uint64_t n,
+			     uint64_t blk, const uint8_t *buf, uint64_t off,
+			     uint64_t pos, uint64_t end)
+{
+	uint64_t first = fb << fs->bshift, last = (fb + n) << fs->bshift;
+	uint64_t dev0 = blk << fs->bshift;
+	uint64_t wend = min64(end, last);
+	int err;
+
+	err = zero_write(fs, dev0, pos - first);
+	if (!err)
+		err = data_write(fs, blk, pos - first, buf + (pos - off), wend - pos);
+	if (!err)
+		err = zero_write(fs, dev0 + (wend - first), last - wend);
+	return err;
+}
+
+/* Allocation goal: right after the device block backing file block fb-1. */
+static uint64_t alloc_goal(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb)
+{
+	struct ref_extent e;
+
+	if (fb > 0 && bmap_lookup(fs, ip, fb - 1, &e) == 0 && e.state != BMAP_HOLE)
+		return e.startblk + (fb - 1 - e.fileoff) + 1;
+	return fs->data;
+}
+
+/*
+ * Allocate up to want blocks for file block fb.  When space is short but
+ * blocks freed in the running transaction are waiting, commit (and, for
+ * metadata, checkpoint) to release them and try again.
+ */
+static int alloc_for(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t want, uint64_t *blk, uint64_t *got)
+{
+	int err = alloc_data(fs, alloc_goal(fs, ip, fb), want, blk, got);
+
+	if (err == -ENOSPC && alloc_has_busy(fs)) {
+		err = inode_log(fs, ip);
+		if (!err)
+			err = tx_commit(fs);
+		if (!err && alloc_has_busy(fs))
+			err = journal_checkpoint(fs);
+		if (!err)
+			err = alloc_data(fs, alloc_goal(fs, ip, fb), want, blk, got);
+	}
+	return err;
+}
+
+static int set_size_and_log(struct ref_fs *fs, struct ref_inode *ip,
+			    uint64_t newend)
+{
+	if (newend > ip->size)
+		ip->size = newend;
+	return inode_log(fs, ip);
+}
+
+int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
+		   uint64_t len, uint64_t off)
+{
+	struct ref_inode *ip;
+	uint64_t pos = off, end = off + len;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	if (fs->rdonly)
+		return -EROFS;
+	if (end < off || end > REF_MAX_BYTES)
+		return -EFBIG;
+	while (pos < end) {
+		uint64_t fb = pos >> fs->bshift;
+		uint64_t lastfb = (end - 1) >> fs->bshift;
+		struct ref_extent e;
+		uint64_t n, blk, got;
+
+		err = bmap_lookup(fs, ip, fb, &e);
+		if (err)
+			break;
+		n = min64(e.fileoff + e.len - fb, lastfb - fb + 1);
+		if (e.state == BMAP_HOLE) {
+			struct ref_extent m;
+
+			err = alloc_for(fs, ip, fb, n, &blk, &got);
+			if (err)
+				break;
+			err = write_full_blocks(fs, fb, got, blk, buf, off, pos, end);
+			m = (struct ref_extent){ fb, blk, got, 0 };
+			if (!err)
+				err = bmap_map(fs, ip, &m);
+			n = got;
+		} else if (e.state == REF_EXT_UNWRITTEN) {
+			blk = e.startblk + (fb - e.fileoff);
+			err = write_full_blocks(fs, fb, n, blk, buf, off, pos, end);
+			if (!err)
+				err = bmap_convert(fs, ip, fb, n, 0);
+		} else {
+			uint64_t wend = min64(end, (fb + n) << fs->bshift);
+
+			blk = e.startblk + (fb - e.fileoff);
+			err = data_write(fs, blk, pos - (fb << fs->bshift),
+					 (const uint8_t *)buf + (pos - off), wend - pos);
+		}
+		if (err)
+			break;
+		pos = min64(end, (fb + n) << fs->bshift);
+		/* an overwrite inside EOF changes no metadata at all */
+		if (e.state != 0 || pos > ip->size) {
+			err = set_size_and_log(fs, ip, pos);
+			if (!err)
+				err = tx_maybe_roll(fs);
+			if (err)
+				break;
+		}
+	}
+	if (pos > off)
+		return (int64_t)(pos - off); /* a short write, as POSIX has it */
+	return err;
+}
+
+int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
+		  uint64_t off)
+{
+	struct ref_inode *ip;
+	uint8_t *out = buf;
+	uint64_t pos, end;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	if (off >= ip->size)
+		return 0;
+	end = off + min64(len, ip->size - off);
+	for (pos = off; pos < end;) {
+		uint64_t fb = pos >> fs->bshift;
+		struct ref_extent e;
+		uint64_t n;
+
+		err = bmap_lookup(fs, ip, fb, &e);
+		if (err)
+			return err;
+		n = min64(end, (e.fileoff + e.len) << fs->bshift) - pos;
+		if (e.fileoff + e.len > (UINT64_MAX >> fs->bshift))
+			n = end - pos; /* a hole to infinity */
+		if (e.state == 0) {
+			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
+				       (pos & (fs->bs - 1));
+
+			err = hw_read(fs->dev, dev, out + (pos - off), n);
+			if (err)
+				return err;
+			fs->ctr.data_bytes_read += n;
+		} else {
+			memset(out + (pos - off), 0, n);
+		}
+		pos += n;
+	}
+	return (int64_t)(end - off);
+}
+
+/* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
+static int zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+			uint64_t to)
+{
+	while (from < to) {
+		uint64_t fb = from >> fs->bshift;
+		struct ref_extent e;
+		uint64_t n;
+		int err = bmap_lookup(fs, ip, fb, &e);
+
+		if (err)
+			return err;
+		if (e.fileoff + e.len > (UINT64_MAX >> fs->bshift))
+			n = to - from;
+		else
+			n = min64(to, (e.fileoff + e.len) << fs->bshift) - from;
+		if (e.state == 0) {
+			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
+				       (from & (fs->bs - 1));
+
+			err = zero_write(fs, dev, n);
+			if (err)
+				return err;
+		}
+		from += n;
+	}
+	return 0;
+}
+
+/*
+ * Unclean mount: zero any non-zero bytes past EOF in written EOF blocks.
+ * An in-place overwrite that extended the file inside its EOF block can
+ * reach the device while the new size, still in the running transaction,
+ * is lost at the cut; rule 2 is restored here before anyone can extend.
+ */
+int file_zero_eof_tails(struct ref_fs *fs)
+{
+	for (uint32_t i = 0; i < fs->ninodes; i++) {
+		struct ref_inode *ip = &fs->inodes[i];
+		uint64_t tail = ip->size & (fs->bs - 1), dev;
+		struct ref_extent e;
+		int err;
+
+		if (ip->type != ITYPE_FILE || !tail)
+			continue;
+		err = bmap_lookup(fs, ip, ip->size >> fs->bshift, &e);
+		if (err)
+			return err;
+		if (e.state != 0)
+			continue;
+		dev = ((e.startblk + ((ip->size >> fs->bshift) - e.fileoff))
+		       << fs->bshift) + tail;
+		err = hw_read(fs->dev, dev, fs->scratch, fs->bs - tail);
+		if (err)
+			return err;
+		for (uint64_t k = 0; k < fs->bs - tail; k++) {
+			if (fs->scratch[k]) {
+				err = zero_write(fs, dev, fs->bs - tail);
+				if (err)
+					return err;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Unmap and free every block from file block from_fb on (rolling). */
+int file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
+			 uint64_t from_fb)
+{
+	int err = bmap_unmap(fs, ip, from_fb, UINT64_MAX - from_fb, true);
+
+	if (!err)
+		err = inode_log(fs, ip);
+	return err;
+}
+
+int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
+{
+	struct ref_inode *ip;
+	uint64_t eofb;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	if (fs->rdonly)
+		return -EROFS;
+	if (size > REF_MAX_BYTES)
+		return -EFBIG;
+	if (size >= ip->size) {
+		/* Rule 2: nothing past the old EOF can read as non-zero. */
+		ip->size = size;
+		err = inode_log(fs, ip);
+		return err ? err : tx_maybe_roll(fs);
+	}
+	/* Step 1: new size, orphan mark, zero the EOF block's tail. */
+	eofb = fs_blocks_roundup(fs, size);
+	ip->size = size;
+	ip->flags |= REF_IF_ORPHAN;
+	err = zero_written(fs, ip, size, eofb << fs->bshift);
+	if (!err)
+		err = inode_log(fs, ip);
+	/* Step 2: free whole blocks past EOF, in as many transactions as needed. */
+	if (!err)
+		err = file_truncate_blocks(fs, ip, eofb);
+	/* Step 3: done. */
+	if (!err) {
+		ip->flags &= ~REF_IF_ORPHAN;
+		err = inode_log(fs, ip);
+	}
+	return err ? err : tx_maybe_roll(fs);
+}
+
+/* Give every hole in file blocks [fb, fbend) unwritten blocks. */
+static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		    uint64_t fbend)
+{
+	while (fb < fbend) {
+		struct ref_extent e;
+		uint64_t n, blk, got;
+		int err = bmap_lookup(fs, ip, fb, &e);
+
+		if (err)
+			return err;
+		n = min64(e.fileoff + e.len, fbend) - fb;
+		if (e.state == BMAP_HOLE) {
+			struct ref_extent m;
+
+			err = alloc_for(fs, ip, fb, n, &blk, &got);
+			if (err)
+				return err;
+			m = (struct ref_extent){ fb, blk, got, REF_EXT_UNWRITTEN };
+			err = bmap_map(fs, ip, &m);
+			if (!err)
+				err = inode_log(fs, ip);
+			if (!err)
+				err = tx_maybe_roll(fs);
+			if (err)
+				return err;
+			n = got;
+		}
+		fb += n;
+	}
+	return 0;
+}
+
+int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
+		  uint64_t off, uint64_t len)
+{
+	struct ref_inode *ip;
+	uint64_t end = off + len, fb0, fb1;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	if (fs->rdonly)
+		return -EROFS;
+	if (len == 0 || mode & ~(REF_FALLOC_KEEP_SIZE | REF_FALLOC_PUNCH_HOLE |
+				 REF_FALLOC_ZERO_RANGE))
+		return -EINVAL;
+	if ((mode & REF_FALLOC_PUNCH_HOLE) && (mode & REF_FALLOC_ZERO_RANGE))
+		return -EINVAL;
+	if ((mode & REF_FALLOC_PUNCH_HOLE) && !(mode & REF_FALLOC_KEEP_SIZE))
+		return -EOPNOTSUPP; /* as Linux: punching never changes the size */
+	if (end < off || end > REF_MAX_BYTES)
+		return -EFBIG;
+	fb0 = off >> fs->bshift;                 /* first touched block   */
+	fb1 = fs_blocks_roundup(fs, end);        /* past the last touched */
+
+	if (mode & REF_FALLOC_PUNCH_HOLE) {
+		/* Whole blocks inside the range go; partial ends are zeroed. */
+		uint64_t in0 = fs_blocks_roundup(fs, off), in1 = end >> fs->bshift;
+
+		if (in0 >= in1) {
+			err = zero_written(fs, ip, off, end);
+		} else {
+			err = zero_written(fs, ip, off, in0 << fs->bshift);
+			if (!err)
+				err = zero_written(fs, ip, in1 << fs->bshift, end);
+			if (!err)
+				err = bmap_unmap(fs, ip, in0, in1 - in0, true);
+		}
+		if (!err)
+			err = inode_log(fs, ip);
+		return err ? err : tx_maybe_roll(fs);
+	}
+
+	err = prealloc(fs, ip, fb0, fb1);
+	if (!err && (mode & REF_FALLOC_ZERO_RANGE)) {
+		/* Whole blocks become unwritten; partial ends are zeroed. */
+		uint64_t in0 = fs_blocks_roundup(fs, off), in1 = end >> fs->bshift;
+
+		if (in0 >= in1) {
+			err = zero_written(fs, ip, off, end);
+		} else {
+			err = zero_written(fs, ip, off, in0 << fs->bshift);
+			if (!err)
+				err = zero_written(fs, ip, in1 << fs->bshift, end);
+			if (!err)
+				err = bmap_convert(fs, ip, in0, in1 - in0,
+						   REF_EXT_UNWRITTEN);
+		}
+	}
+	if (err)
+		return err;
+	if (!(mode & REF_FALLOC_KEEP_SIZE) && end > ip->size)
+		ip->size = end;
+	err = inode_log(fs, ip);
+	return err ? err : tx_maybe_roll(fs);
+}
+
+int ref_fsync(struct ref_fs *fs, uint64_t ino)
+{
+	struct ref_inode *ip;
+	int err = inode_get(fs, ino, &ip);
+
+	return err ? err : tx_commit(fs);
+}
+
+int ref_fdatasync(struct ref_fs *fs, uint64_t ino)
+{
+	return ref_fsync(fs, ino);
+}
+
+int ref_sync(struct ref_fs *fs)
+{
+	return tx_commit(fs);
+}
+
+int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)
+{
+	struct ref_inode *ip;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	memset(st, 0, sizeof(*st));
+	st->ino = ip->ino;
+	st->size = ip->size;
+	st->blocks = ip->nblocks;
+	st->nextents = ip->nextents;
+	st->flags = ip->flags;
+	st->blocksize = fs->bs;
+	return 0;
+}
+
+int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->blocksize = fs->bs;
+	st->total_blocks = fs->total;
+	st->data_blocks = fs->total - fs->data;
+	st->free_blocks = fs->free_blocks;
+	st->inodes = fs->ninodes;
+	for (uint32_t i = 0; i < fs->ninodes; i++)
+		st->free_inodes += fs->inodes[i].type == ITYPE_FREE;
+	return 0;
+}

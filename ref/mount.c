@@ -1,0 +1,239 @@
+/*
+ * mount.c - mount and unmount: read and check the superblock, recover the
+ * journal, load the allocator and the inode table, finish orphans.
+ *
+ * Every geometry field of the superblock is checked against the device
+ * and against the others before anything else is read, so a damaged
+ * superblock is a clear error rather than a wild read.
+ */
+#include "ref/ref_internal.h"
+
+#include <stdlib.h>
+
+static int check_super(struct ref_fs *fs, const uint8_t *sb)
+{
+	uint64_t bpb, devblocks;
+	uint32_t bs = get32(sb + SB_BLOCKSIZE);
+	const char *why = NULL;
+
+	if (get32(sb + BLKHDR_MAGIC) != MAGIC_SUPER) {
+		ref_report(fs, "no fsoracle superblock on %s (bad magic %08x)",
+			   hw_spec(fs->dev), get32(sb + BLKHDR_MAGIC));
+		return -EMEDIUMTYPE;
+	}
+	if (bs < 512 || bs > 65536 || (bs & (bs - 1))) {
+		ref_report(fs, "superblock: bad block size %u", bs);
+		return -EFSCORRUPTED;
+	}
+	fs->bs = bs;
+	if (blk_verify(sb, blk_crc_span(fs, sb), MAGIC_SUPER, 0)) {
+		ref_report(fs, "superblock: checksum mismatch");
+		return -EFSCORRUPTED;
+	}
+	if (get32(sb + SB_VERSION) != REF_VERSION) {
+		ref_report(fs, "superblock: format version %u, this engine reads %u",
+			   get32(sb + SB_VERSION), REF_VERSION);
+		return -EFSCORRUPTED;
+	}
+	fs->bshift = (uint32_t)__builtin_ctz(bs);
+	fs->total = get64(sb + SB_TOTAL);
+	fs->jstart = get64(sb + SB_JSTART);
+	fs->jlen = get32(sb + SB_JLEN);
+	fs->ninodes = get32(sb + SB_NINODES);
+	fs->itab = get64(sb + SB_ITAB);
+	fs->itablen = get32(sb + SB_ITABLEN);
+	fs->maxrecs = get32(sb + SB_MAXRECS);
+	fs->bmap = get64(sb + SB_BMAP);
+	fs->bmaplen = get32(sb + SB_BMAPLEN);
+	fs->maxext = get32(sb + SB_MAXEXT);
+	fs->data = get64(sb + SB_DATA);
+	fs->ipb = bs / INODE_SIZE - 1;
+	if (fs->ipb == 0)
+		fs->ipb = 1;
+	bpb = (uint64_t)(bs - BM_HDR_SIZE) * 8;
+	fs->bpb = bpb;
+	devblocks = hw_size(fs->dev) / bs;
+
+	if (fs->total > devblocks)
+		why = "filesystem larger than the device";
+	else if (fs->jstart != 2 || fs->jlen < 64 || fs->itab != 2 + (uint64_t)fs->jlen)
+		why = "bad journal geometry";
+	else if (fs->ninodes == 0 ||
+		 fs->itablen != (fs->ninodes + fs->ipb - 1) / fs->ipb)
+		why = "bad inode table geometry";
+	else if (fs->bmap != fs->itab + fs->itablen)
+		why = "bad bitmap location";
+	else if (fs->bmap >= fs->total ||
+		 fs->bmaplen != (fs->total - fs->bmap + bpb - 1) / bpb)
+		why = "bad bitmap size";
+	else if (fs->data != fs->bmap + fs->bmaplen || fs->data + 16 > fs->total)
+		why = "bad data region";
+	else if (fs->maxrecs != 0 && fs->maxrecs < 4)
+		why = "bad B+tree fan-out";
+	else if (fs->maxext == 0 || fs->maxext > DEFAULT_MAX_EXTLEN)
+		why = "bad maximum extent length";
+	else if (get64(sb + SB_FEATURES) != 0)
+		why = "unknown feature bits";
+	if (why) {
+		ref_report(fs, "superblock: %s", why);
+		return -EFSCORRUPTED;
+	}
+	return 0;
+}
+
+static int mount_state(struct ref_fs *fs);
+static int set_clean(struct ref_fs *fs, uint32_t clean);
+
+static void fs_free(struct ref_fs *fs)
+{
+	inode_unmount(fs);
+	alloc_unmount(fs);
+	bcache_destroy(fs);
+	free(fs->zeroblk);
+	free(fs->scratch);
+	free(fs);
+}
+
+int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
+	      struct ref_fs **out)
+{
+	struct ref_fs *fs = calloc(1, sizeof(*fs));
+	uint8_t *sb = NULL;
+	int err;
+
+	if (!fs)
+		return -ENOMEM;
+	fs->dev = dev;
+	fs->rdonly = opts && (opts->flags & REF_MOUNT_RDONLY);
+	fs->msg = opts ? opts->msg : NULL;
+	fs->msg_arg = opts ? opts->msg_arg : NULL;
+	if (hw_size(dev) < 4096) {
+		ref_report(fs, "device %s is too small to hold a filesystem",
+			   hw_spec(dev));
+		err = -EMEDIUMTYPE;
+		goto fail;
+	}
+	sb = malloc(HDR_SECTOR);
+	err = -ENOMEM;
+	if (!sb)
+		goto fail;
+	err = hw_read(dev, 0, sb, HDR_SECTOR);
+	if (err)
+		goto fail;
+	err = check_super(fs, sb);
+	if (err)
+		goto fail;
+	/* the whole block: bytes past the header sector must be zero */
+	free(sb);
+	sb = malloc(fs->bs);
+	err = -ENOMEM;
+	if (!sb)
+		goto fail;
+	err = hw_read(dev, 0, sb, fs->bs);
+	if (err)
+		goto fail;
+	if (blk_verify_full(sb, blk_crc_span(fs, sb), fs->bs, MAGIC_SUPER, 0)) {
+		ref_report(fs, "superblock: bytes past its header sector are not zero");
+		err = -EFSCORRUPTED;
+		goto fail;
+	}
+	free(sb);
+	sb = NULL;
+	fs->zeroblk = calloc(1, fs->bs);
+	fs->scratch = malloc(fs->bs);
+	err = -ENOMEM;
+	if (!fs->zeroblk || !fs->scratch)
+		goto fail;
+	err = bcache_init(fs, opts ? opts->cache_blocks : 0);
+	if (err)
+		goto fail;
+	err = journal_recover(fs, opts && (opts->flags & REF_MOUNT_NORECOVERY));
+	if (err)
+		goto fail;
+	err = alloc_mount(fs);
+	if (err)
+		goto fail;
+	err = inode_mount(fs);
+	if (err)
+		goto fail;
+	err = mount_state(fs);
+	if (err)
+		goto fail;
+	*out = fs;
+	return 0;
+fail:
+	free(sb);
+	fs_free(fs);
+	return err;
+}
+
+/*
+ * Set the superblock's clean flag (journaled like any change).  Only the
+ * metadata of the running transaction, not file data, is lost at a cut.
+ */
+static int set_clean(struct ref_fs *fs, uint32_t clean)
+{
+	struct rbuf *b;
+	int err = buf_read(fs, 0, MAGIC_SUPER, &b);
+
+	if (err)
+		return err;
+	put32(b->data + SB_CLEAN, clean);
+	buf_dirty(fs, b);
+	buf_put(fs, b);
+	return 0;
+}
+
+/*
+ * After the log is replayed: was the image cleanly unmounted?  If not,
+ * finish interrupted truncates and unlinks, and re-establish "bytes past
+ * EOF in the EOF block are zero": an overwrite of the EOF block may have
+ * reached the device while the size that covered it did not.  Then mark
+ * the image in use until the next clean unmount.
+ */
+static int mount_state(struct ref_fs *fs)
+{
+	struct rbuf *b;
+	uint32_t clean;
+	int err = buf_read(fs, 0, MAGIC_SUPER, &b);
+
+	if (err)
+		return err;
+	clean = get32(b->data + SB_CLEAN);
+	buf_put(fs, b);
+	if (clean > 1) {
+		ref_report(fs, "superblock: bad clean flag %u", clean);
+		return -EFSCORRUPTED;
+	}
+	fs->unclean = !clean;
+	if (fs->rdonly)
+		return 0;
+	err = inode_finish_orphans(fs);
+	if (!err && fs->unclean)
+		err = file_zero_eof_tails(fs);
+	if (!err && clean)
+		err = set_clean(fs, 0);
+	if (!err)
+		err = tx_commit(fs);
+	return err;
+}
+
+int ref_unmount(struct ref_fs *fs)
+{
+	int err = 0;
+
+	if (!fs->rdonly) {
+		err = set_clean(fs, 1);
+		if (!err)
+			err = tx_commit(fs);
+		if (!err)
+			err = journal_checkpoint(fs);
+	}
+	fs_free(fs);
+	return err;
+}
+
+void ref_abandon(struct ref_fs *fs)
+{
+	fs_free(fs);
+}

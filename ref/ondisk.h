@@ -1,0 +1,43 @@
+/*
+ * ondisk.h - byte order and the header every metadata block starts with.
+ *
+ * The on-disk format is little-endian.  Every metadata block (superblock,
+ * journal blocks, inode table blocks, bitmap blocks, B+tree nodes) begins
+ * with struct ref_blkhdr: a magic naming its type, a CRC32C of the whole
+ * block computed with the crc field zeroed, its own block number (catches
+ * misdirected writes) and its owner (an inode number, or 0 for the fs).
+ */
+#ifndef FSORACLE_REF_ONDISK_H
+#define FSORACLE_REF_ONDISK_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "fsoracle's on-disk accessors assume a little-endian host"
+#endif
+
+static inline uint16_t get16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t get32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t get64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void put16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void put32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void put64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/* Common metadata block header: 24 bytes. */
+#define BLKHDR_MAGIC  0   /* u32 */
+#define BLKHDR_CRC    4   /* u32: crc32c of the block, this field zeroed */
+#define BLKHDR_BLKNO  8   /* u64: where this block lives                 */
+#define BLKHDR_OWNER 16   /* u64: inode number, or 0                     */
+#define BLKHDR_SIZE  24
+
+/* Magic numbers, one per block type ("FSO" + type letter). */
+#define MAGIC_SUPER   0x46534f53u /* 'FSOS' superblock                  */
+#define MAGIC_JHDR    0x46534f4au /* 'FSOJ' journal header              */
+#define MAGIC_JDESC   0x46534f44u /* 'FSOD' journal descriptor          */
+#define MAGIC_JCOMMIT 0x46534f43u /* 'FSOC' journal commit              */
+#define MAGIC_INODES  0x46534f49u /* 'FSOI' inode table block           */
+#define MAGIC_BITMAP  0x46534f46u /* 'FSOF' free-space bitmap block     */
+#define MAGIC_BMBT    0x46534f42u /* 'FSOB' data-fork extent B+tree     */
+
+#endif

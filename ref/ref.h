@@ -1,0 +1,170 @@
+/*
+ * ref.h - the public interface of the fsoracle reference engine.
+ *
+ * A small journaling filesystem over hw/ devices, written to be read: an
+ * on-disk format with a checksummed superblock, an inode table, per-inode
+ * extent maps in on-disk B+trees, a free-space bitmap allocator and a
+ * write-ahead metadata journal recovered at mount.  Later issues add the
+ * realtime device, page cache, COW fork, delalloc and the five seed paths,
+ * each with a naive twin.
+ *
+ * Files live in one flat namespace and are addressed by inode number once
+ * created or looked up.  Every call returns 0 (or a byte count) or a
+ * negative errno; -EFSCORRUPTED means the image is damaged and says where
+ * through the message callback.  Nothing here aborts on bad on-disk data.
+ */
+#ifndef FSORACLE_REF_H
+#define FSORACLE_REF_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/hw.h"
+#include "ref/btree.h"
+
+#ifndef EFSCORRUPTED
+#define EFSCORRUPTED EUCLEAN
+#endif
+
+#define REF_NAME_MAX 63          /* bytes in a file name, excluding NUL */
+
+struct ref_fs;
+
+/* mkfs geometry; zero in any field means "default". */
+struct ref_mkfs_opts {
+	uint32_t blocksize;      /* 512..65536, power of two; default 4096   */
+	uint32_t btree_maxrecs;  /* records per B+tree node; 0 = fill block  */
+	uint32_t inodes;         /* inode table size; default 1024           */
+	uint32_t journal_blocks; /* log size; default max(64, size/64) <=8192 */
+	uint32_t max_extlen;     /* longest extent record, blocks; 2^21-1    */
+};
+
+#define REF_MOUNT_RDONLY      (1u << 0) /* never write the device          */
+#define REF_MOUNT_NORECOVERY  (1u << 1) /* fail instead of replaying a log */
+
+struct ref_mount_opts {
+	uint32_t flags;           /* REF_MOUNT_*                              */
+	uint32_t cache_blocks;    /* clean metadata buffers kept; 0 = 4096    */
+	/* message sink for corruption reports (may be NULL) */
+	void (*msg)(void *arg, const char *line);
+	void *msg_arg;
+};
+
+int ref_mkfs(struct hw_dev *dev, const struct ref_mkfs_opts *opts);
+int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
+	      struct ref_fs **out);
+/* Commit, checkpoint, mark the image clean, free the handle. */
+int ref_unmount(struct ref_fs *fs);
+/* Free the handle writing nothing more: a power cut as the engine sees it. */
+void ref_abandon(struct ref_fs *fs);
+
+/* Namespace. */
+int ref_create(struct ref_fs *fs, const char *name, uint64_t *ino);
+int ref_lookup(struct ref_fs *fs, const char *name, uint64_t *ino);
+int ref_unlink(struct ref_fs *fs, const char *name);
+typedef int (*ref_dirent_fn)(void *arg, const char *name, uint64_t ino);
+int ref_readdir(struct ref_fs *fs, ref_dirent_fn fn, void *arg);
+
+/* Data.  Byte-granular; reads of holes, unwritten extents, past EOF: 0s. */
+int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
+		   uint64_t len, uint64_t off);
+int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
+		  uint64_t off);
+int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size);
+
+#define REF_FALLOC_KEEP_SIZE  (1u << 0)
+#define REF_FALLOC_PUNCH_HOLE (1u << 1) /* requires KEEP_SIZE, as Linux   */
+#define REF_FALLOC_ZERO_RANGE (1u << 2)
+int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
+		  uint64_t off, uint64_t len);
+
+int ref_fsync(struct ref_fs *fs, uint64_t ino);
+int ref_fdatasync(struct ref_fs *fs, uint64_t ino);
+int ref_sync(struct ref_fs *fs);
+
+struct ref_stat {
+	uint64_t ino;
+	uint64_t size;       /* bytes                                      */
+	uint64_t blocks;     /* allocated fs blocks (written + unwritten)  */
+	uint64_t nextents;   /* data-fork extent records                   */
+	uint32_t flags;      /* inode flags (later: realtime, cow, ...)    */
+	uint32_t blocksize;
+};
+int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st);
+
+/* One data-fork mapping, in fs blocks. */
+#define REF_EXT_UNWRITTEN 1u
+struct ref_extent {
+	uint64_t fileoff;   /* first file block                 */
+	uint64_t startblk;  /* first device block               */
+	uint64_t len;       /* blocks                           */
+	uint32_t state;     /* 0 = written, REF_EXT_UNWRITTEN   */
+};
+typedef int (*ref_extent_fn)(void *arg, const struct ref_extent *ext);
+int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
+
+/* Filesystem-wide numbers. */
+struct ref_statfs {
+	uint32_t blocksize;
+	uint64_t total_blocks, free_blocks, data_blocks;
+	uint64_t inodes, free_inodes;
+};
+int ref_statfs(struct ref_fs *fs, struct ref_statfs *st);
+
+/*
+ * Work counters: deterministic, per engine instance, reset by
+ * ref_counters_reset().  ref_counters_foreach() visits them by name in a
+ * stable order (for the CLI and reports).
+ */
+struct ref_counters {
+	struct bt_stats bt;            /* B+tree node visits and record ops */
+	uint64_t bytes_zeroed;         /* zeroes written to the device      */
+	uint64_t data_bytes_written;   /* file data written to the device   */
+	uint64_t data_bytes_read;      /* file data read from the device    */
+	uint64_t alloc_calls;
+	uint64_t extents_allocated;
+	uint64_t blocks_allocated;
+	uint64_t blocks_freed;
+	uint64_t tx_commits;           /* journal commits                   */
+	uint64_t tx_rolls;             /* commits forced inside one op      */
+	uint64_t journal_blocks_written;
+	uint64_t checkpoints;
+	uint64_t bcache_lookups;       /* metadata buffer lookups           */
+	uint64_t bcache_misses;        /* ... that read the device          */
+	uint64_t meta_blocks_written;  /* in-place metadata writes          */
+	uint64_t recovered_txns;       /* transactions replayed at mount    */
+};
+const struct ref_counters *ref_counters(const struct ref_fs *fs);
+void ref_counters_reset(struct ref_fs *fs);
+typedef void (*ref_counter_fn)(void *arg, const char *name, uint64_t value);
+void ref_counters_foreach(const struct ref_counters *c, ref_counter_fn fn,
+			  void *arg);
+
+/*
+ * The audit.  ref_audit() checks a mounted filesystem (committing nothing);
+ * ref_fsck() mounts read-only (replaying the log in memory only), audits,
+ * and unmounts without writing a byte.  Both recompute everything from
+ * scratch and return 0 or -EFSCORRUPTED, one line per problem to msg.
+ */
+typedef void (*ref_msg_fn)(void *arg, const char *line);
+int ref_audit(struct ref_fs *fs, ref_msg_fn msg, void *arg);
+int ref_fsck(struct hw_dev *dev, ref_msg_fn msg, void *arg);
+
+/*
+ * Option strings, as a user types them (comma-separated key=value):
+ *   mkfs:  bs=4k,maxrecs=4,inodes=1024,journal=256,maxext=2097151
+ *   mount: ro,norecovery,cache=4096
+ * Sizes take k/m/g suffixes.  Unknown keys and bad values give -EINVAL
+ * and one line in err.  NULL or "" leaves the defaults.
+ */
+int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
+			size_t errlen);
+int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
+			 size_t errlen);
+
+const char *ref_strerror(int err);
+uint32_t ref_blocksize(const struct ref_fs *fs);
+struct hw_dev *ref_device(const struct ref_fs *fs);
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * ref_internal.h - the engine's private structures and the prototypes its
+ * files share.  Nothing outside ref/ includes this.
+ *
+ * On-disk layout of the data device (block numbers):
+ *
+ *   0                superblock (one header sector: crc over 512 bytes)
+ *   1                journal header (one header sector)
+ *   2 .. 2+J         journal log, J blocks
+ *   itab .. +I       inode table, INODE_SIZE-byte slots, slot 0 = header
+ *   bmap .. +B       free-space bitmap for the data region, lazily inited
+ *   data .. total    data region: file data and B+tree nodes
+ *
+ * Metadata goes through the buffer cache (bcache.c) and the journal
+ * (journal.c): a modified buffer joins the running transaction and stays
+ * in memory until that transaction is committed to the log; it is written
+ * in place only at checkpoint, after which the log is reset.  File data is
+ * written straight to the device, before the commit that maps it (ordered
+ * mode), so a committed mapping never points at unwritten bytes.
+ */
+#ifndef FSORACLE_REF_INTERNAL_H
+#define FSORACLE_REF_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "ref/ref.h"
+#include "ref/ondisk.h"
+#include "ref/crc32c.h"
+
+#define REF_VERSION        1
+#define HDR_SECTOR         512      /* crc span of header-sector blocks  */
+#define INODE_SIZE         256
+#define BM_HDR_SIZE        32       /* bitmap block: blkhdr + u32 free   */
+#define DEFAULT_MAX_EXTLEN ((1u << 21) - 1)
+
+/* ---- superblock (block 0), offsets within the first 512 bytes ---- */
+#define SB_VERSION      24  /* u32 */
+#define SB_BLOCKSIZE    28  /* u32 */
+#define SB_TOTAL        32  /* u64 total blocks */
+#define SB_JSTART       40  /* u64 journal log start */
+#define SB_JLEN         48  /* u32 journal log blocks */
+#define SB_NINODES      52  /* u32 */
+#define SB_ITAB         56  /* u64 inode table start */
+#define SB_ITABLEN      64  /* u32 inode table blocks */
+#define SB_MAXRECS      68  /* u32 B+tree records per node, 0 = fill */
+#define SB_BMAP         72  /* u64 bitmap start */
+#define SB_BMAPLEN      80  /* u32 bitmap blocks */
+#define SB_MAXEXT       84  /* u32 max extent length in blocks */
+#define SB_DATA         88  /* u64 data region start */
+#define SB_BMINIT       96  /* u32 bitmap blocks initialised so far */
+#define SB_FEATURES    104  /* u64 feature bits (none yet) */
+#define SB_CLEAN       112  /* u32: 1 = cleanly unmounted, 0 = in use */
+#define SB_END         116
+
+/* ---- journal header (block 1) ---- */
+#define JH_SEQ          24  /* u64 sequence expected at log position 0 */
+#define JH_END          32
+/* descriptor: blkhdr (owner = seq), u32 count, u32 pad, u64 targets[] */
+#define JD_COUNT        24
+#define JD_TARGETS      32
+/* commit: blkhdr (owner = seq), u32 nblocks in txn, u32 crc of them */
+#define JC_NBLOCKS      24
+#define JC_DATACRC      28
+
+/* ---- inode slot ---- */
+#define DI_TYPE          0  /* u16: 0 free, 1 regular file */
+#define DI_FLAGS         4  /* u32: REF_IF_* */
+#define DI_SIZE          8  /* u64 bytes */
+#define DI_NBLOCKS      16  /* u64 blocks mapped (data + B+tree nodes) */
+#define DI_NEXTENTS     24  /* u64 data-fork records */
+#define DI_ROOT         32  /* u64 data-fork B+tree root */
+#define DI_LEVELS       40  /* u32 */
+#define DI_GEN          44  /* u32 generation */
+#define DI_NAME         64  /* char[64] NUL padded */
+
+#define ITYPE_FREE 0
+#define ITYPE_FILE 1
+
+/* inode flags */
+#define REF_IF_ORPHAN   (1u << 0) /* truncate/unlink in progress: finish at mount */
+#define REF_IF_UNLINKED (1u << 1) /* with ORPHAN: free the inode when done */
+
+/* ---- extent record in the data-fork B+tree (24 bytes) ---- */
+#define XR_OFF   0  /* u64 file block */
+#define XR_BLK   8  /* u64 device block */
+#define XR_LEN  16  /* u32 blocks */
+#define XR_FLAGS 20 /* u32 REF_EXT_UNWRITTEN */
+#define XR_SIZE 24
+
+/* ---- in-core structures ---- */
+
+struct rbuf {
+	uint64_t blkno;
+	uint8_t *data;
+	uint32_t refs;
+	uint8_t  dirty;    /* modified in the running transaction     */
+	uint8_t  logged;   /* committed to the log, not yet in place   */
+	uint8_t  dead;     /* freed while referenced: gone at last put */
+	struct rbuf *hnext;             /* hash chain                  */
+	struct rbuf *lru_prev, *lru_next; /* clean, unreferenced        */
+};
+
+struct ref_inode {
+	uint64_t ino;
+	uint16_t type;
+	uint32_t flags;
+	uint64_t size;
+	uint64_t nblocks;
+	uint64_t nextents;
+	struct bt_root root;
+	uint32_t gen;
+	char name[REF_NAME_MAX + 1];
+	struct ref_inode *hnext;        /* name hash chain */
+};
+
+/* Freed blocks not yet reusable: data until the freeing commit, metadata
+ * until the next checkpoint (its images may still be in the log). */
+struct busy_ext { uint64_t start, len; bool meta; };
+
+struct ref_fs {
+	struct hw_dev *dev;
+	uint32_t bs;            /* block size */
+	uint32_t bshift;
+	bool rdonly;
+	bool unclean;           /* mounted from an image not cleanly unmounted */
+	ref_msg_fn msg;
+	void *msg_arg;
+
+	/* geometry from the superblock */
+	uint64_t total, jstart, itab, bmap, data;
+	uint32_t jlen, ninodes, itablen, bmaplen, maxrecs, maxext, ipb;
+	uint64_t bpb;           /* blocks covered per bitmap block */
+
+	/* buffer cache */
+	struct rbuf **htab;
+	size_t hsize, nbufs;
+	struct rbuf lru;        /* sentinel */
+	size_t nclean, cache_max;
+
+	/* journal */
+	struct rbuf **tx;       /* buffers dirty in the running transaction */
+	size_t ntx, txcap;
+	struct rbuf **ckpt;     /* logged, awaiting checkpoint */
+	size_t nckpt, ckptcap;
+	uint64_t jseq;          /* sequence of the next commit */
+	uint32_t jhead;         /* next free log position */
+
+	/* allocator */
+	uint32_t *grp_free;     /* free blocks per bitmap block (inited ones) */
+	uint32_t bminit;
+	uint64_t free_blocks;
+	struct busy_ext *busy;  /* freed in the running transaction */
+	size_t nbusy, busycap;
+	uint64_t alloc_rotor;
+
+	/* inodes */
+	struct ref_inode *inodes;     /* [ninodes], index ino - 1 */
+	struct ref_inode **nhash;
+	size_t nhsize;
+
+	struct ref_counters ctr;
+	uint8_t *zeroblk;             /* one block of zeros */
+	uint8_t *scratch;             /* one block of scratch */
+};
+
+/* errors and messages */
+void ref_report(struct ref_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define CORRUPT_GOTO(fs, cond, err, label, ...)                     \
+	do {                                                        \
+		if (cond) {                                         \
+			ref_report((fs), __VA_ARGS__);              \
+			(err) = -EFSCORRUPTED;                      \
+			goto label;                                 \
+		}                                                   \
+	} while (0)
+
+/* block header helpers (format.c) */
+void blk_init(void *data, uint32_t magic, uint64_t blkno, uint64_t owner);
+void blk_set_crc(void *data, size_t span);
+int  blk_verify(const void *data, size_t span, uint32_t magic, uint64_t blkno);
+int  blk_verify_full(const void *data, size_t span, size_t bs, uint32_t magic,
+		     uint64_t blkno);
+size_t blk_crc_span(const struct ref_fs *fs, const void *data);
+
+/* buffer cache (bcache.c) */
+int  bcache_init(struct ref_fs *fs, size_t cache_max);
+void bcache_destroy(struct ref_fs *fs);
+int  buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
+	      struct rbuf **out);
+int  buf_get_new(struct ref_fs *fs, uint64_t blkno, struct rbuf **out);
+void buf_dirty(struct ref_fs *fs, struct rbuf *b);
+void buf_put(struct ref_fs *fs, struct rbuf *b);
+void buf_forget(struct ref_fs *fs, uint64_t blkno);
+int  buf_mark_logged(struct ref_fs *fs, struct rbuf *b);
+int  buf_write_inplace(struct ref_fs *fs, struct rbuf *b);
+void buf_unpin(struct ref_fs *fs, struct rbuf *b);
+extern const struct bt_store ref_bt_store_ops;
+
+/* journal (journal.c) */
+int  journal_recover(struct ref_fs *fs, bool norecovery);
+int  tx_commit(struct ref_fs *fs);
+int  tx_maybe_roll(struct ref_fs *fs);
+int  journal_checkpoint(struct ref_fs *fs);
+size_t tx_roll_limit(const struct ref_fs *fs);
+
+/* allocator (alloc.c) */
+int  alloc_mount(struct ref_fs *fs);
+void alloc_unmount(struct ref_fs *fs);
+int  alloc_extent(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+		  uint64_t *start, uint64_t *len);
+int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+		uint64_t *start, uint64_t *len);
+bool alloc_has_busy(const struct ref_fs *fs);
+int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
+int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
+void alloc_release_busy(struct ref_fs *fs, bool checkpoint);
+bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len);
+int  alloc_check(struct ref_fs *fs, const uint8_t *ref_bits);
+
+/* inodes (inode.c) */
+int  inode_mount(struct ref_fs *fs);
+void inode_unmount(struct ref_fs *fs);
+int  inode_get(struct ref_fs *fs, uint64_t ino, struct ref_inode **ip);
+int  inode_log(struct ref_fs *fs, struct ref_inode *ip);
+void inode_encode(const struct ref_inode *ip, uint8_t *slot);
+int  inode_decode(struct ref_fs *fs, uint64_t ino, const uint8_t *slot,
+		  struct ref_inode *ip);
+void inode_hash_remove(struct ref_fs *fs, struct ref_inode *ip);
+uint64_t inode_blkno(const struct ref_fs *fs, uint64_t ino);
+size_t inode_slot_off(const struct ref_fs *fs, uint64_t ino);
+int  inode_finish_orphans(struct ref_fs *fs);
+
+/* data-fork extent map (bmap.c) */
+#define BMAP_HOLE 0xffffffffu  /* state of a hole returned by bmap_lookup */
+void bmap_tree(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t);
+int  bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		 struct ref_extent *ext);
+int  bmap_map(struct ref_fs *fs, struct ref_inode *ip,
+	      const struct ref_extent *ext);
+int  bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		uint64_t len, bool free_blocks);
+int  bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		  uint64_t len, uint32_t state);
+void xrec_decode(const void *rec, struct ref_extent *e);
+void xrec_encode(void *rec, const struct ref_extent *e);
+
+/* file data (file.c) */
+int  file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
+			  uint64_t from_fb);
+int  file_zero_eof_tails(struct ref_fs *fs);
+
+/* the audit (fsck.c) */
+int  fsck_run(struct ref_fs *fs);
+
+static inline uint64_t fs_blocks_roundup(const struct ref_fs *fs, uint64_t bytes)
+{
+	return (bytes + fs->bs - 1) >> fs->bshift;
+}
+
+#endif

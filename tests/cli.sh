@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/cli.sh - the fsoracle program as a user and a script see it:
+# output formats, exit statuses, persistence, bad input, and agreement with
+# xfs_io on this machine's own filesystem.
+#
+#   tests/cli.sh [PATH/TO/fsoracle]     (VALGRIND=1 runs every call under
+#                                        valgrind, failing on any error)
+set -u
+FSO=${1:-out/fsoracle}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+run() { # run the program, under valgrind if asked
+	if [ -n "${VALGRIND:-}" ]; then
+		valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite "$FSO" "$@"
+	else
+		"$FSO" "$@"
+	fi
+}
+ok()   { pass=$((pass + 1)); }
+bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_status() { # expect_status WANT DESC -- CMD...
+	local want=$1 desc=$2; shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		bad "$desc: exit $got, want $want"; sed 's/^/    /' "$tmp/err" | head -5; fi
+}
+expect_grep() { # expect_grep FILE REGEX DESC
+	if grep -qE -- "$2" "$1"; then ok; else bad "$3: no /$2/ in output"; sed 's/^/    /' "$1" | head -10; fi
+}
+expect_nogrep() {
+	if grep -qE -- "$2" "$1"; then bad "$3: unexpected /$2/"; else ok; fi
+}
+
+# --- the example: truncate keeps 0xab up to 4999, nothing past EOF
+expect_status 0 "io example" -- run io mem:64m -c "pwrite -S 0xab 0 1m" \
+	-c "truncate 5000" -c "pread -v 4090 20"
+expect_grep "$tmp/out" '^00000ffa:  ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab  \.{16}$' "pread -v dump"
+expect_grep "$tmp/out" '^0000100a:  ab ab ab ab  \.\.\.\.$' "pread -v dump, last line"
+expect_grep "$tmp/out" '^read 20/20 bytes at offset 4090$' "pread inside EOF"
+expect_status 0 "io read across EOF" -- run io mem:64m -c "pwrite -S 0xab 0 1m" \
+	-c "truncate 5000" -c "pread -v 4990 20"
+expect_grep "$tmp/out" '^0000137e:  ab ab ab ab ab ab ab ab ab ab  \.{10}$' "0xab up to 4999"
+expect_grep "$tmp/out" '^read 10/20 bytes at offset 4990$' "nothing past EOF"
+expect_status 0 "io truncate up" -- run io mem:64m -c "pwrite -S 0xab 0 1m" \
+	-c "truncate 5000" -c "truncate 1m" -c "pread -v 4992 16" -c "stat"
+expect_grep "$tmp/out" '^00001380:  ab ab ab ab ab ab ab ab 00 00 00 00 00 00 00 00' "zeros from 5000"
+expect_grep "$tmp/out" '^stat.size = 1048576$' "stat.size"
+
+# --- bmap shows unwritten extents; counters are printed by name
+expect_status 0 "bmap" -- run io mem:64m -c "falloc 0 64k" -c "pwrite -S 1 0 4k" -c "bmap -v" -c counters
+expect_grep "$tmp/out" 'unwritten' "bmap flags unwritten"
+expect_grep "$tmp/out" '^ *0: \[0\.\.7\]: ' "bmap first extent in 512-byte units"
+expect_grep "$tmp/out" '^node_visits = [0-9]+$' "counters"
+
+# --- file: devices persist across invocations; fsck checks them
+img="$tmp/img"
+expect_status 0 "mkfs file" -- run mkfs -m bs=4k,maxrecs=4,journal=256 "file:$img,size=32m"
+expect_status 0 "write file" -- run io "file:$img" -c "open -f data" -c "pwrite -S 0x5a 100 8000"
+expect_status 0 "read back" -- run io "file:$img" -c "open data" -c "pread -v 8096 8" -c stat
+expect_grep "$tmp/out" '^00001fa0:  5a 5a 5a 5a  [.Z]{4}$' "persisted bytes"
+expect_grep "$tmp/out" '^stat.size = 8100$' "persisted size"
+expect_status 0 "fsck clean" -- run fsck "file:$img"
+expect_grep "$tmp/out" 'clean' "fsck says clean"
+
+# --- corrupted image: one byte of the inode table flipped
+cp "$img" "$tmp/bad"
+itab=$(( (2 + 256) * 4096 ))   # journal=256: the inode table starts at block 258
+printf '\xff' | dd of="$tmp/bad" bs=1 seek=$((itab + 300)) conv=notrunc status=none
+expect_status 4 "fsck corrupted" -- run fsck "file:$tmp/bad"
+expect_grep "$tmp/err" 'corrupt|checksum' "corruption message"
+expect_status 4 "io corrupted" -- run io "file:$tmp/bad" -c stat
+
+# --- bad input: one clear line, non-zero, nothing written
+cp "$img" "$tmp/before"
+expect_status 2 "unknown command" -- run io "file:$img" -c "pwrite -S 1 0 4k" -c "frobnicate 1"
+cmp -s "$img" "$tmp/before" && ok || bad "a rejected script wrote to the image"
+expect_status 2 "bad number" -- run io mem:1m -c "pwrite 0 12q"
+expect_grep "$tmp/err" "command 1" "bad number names the command"
+expect_status 2 "bad spec" -- run io foo:1g -c stat
+expect_status 2 "bad size" -- run mkfs mem:12x
+expect_status 2 "no device" -- run fsck
+expect_status 4 "not an image" -- run fsck mem:1m
+expect_status 2 "unknown subcommand" -- run frobnicate
+expect_status 2 "bad mkfs option" -- run mkfs -m maxrecs=2 mem:1m
+for c in mkfs fsck io; do
+	expect_status 0 "$c --help" -- run "$c" --help
+	expect_grep "$tmp/out" '^usage: fsoracle' "$c --help"
+done
+
+# --- the same commands through xfs_io on this machine's filesystem leave
+#     the same bytes (pwrite -S only: xfs_io's default pattern differs)
+if command -v xfs_io >/dev/null; then
+	cmds=(-c "pwrite -S 0x11 0 100k" -c "truncate 5000" -c "pwrite -S 0x22 70000 3000"
+	      -c "falloc -k 0 200k" -c "fpunch 1000 2000" -c "fzero 60000 12000"
+	      -c "truncate 90000" -c "pwrite -S 0x33 8191 2" -c "pread -v 0 90000")
+	: >"$tmp/host"
+	xfs_io "${cmds[@]}" "$tmp/host" 2>&1 | grep -E '^[0-9a-f]{8}:' >"$tmp/want"
+	run io mem:64m "${cmds[@]}" 2>&1 | grep -E '^[0-9a-f]{8}:' >"$tmp/got"
+	if [ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got"; then ok; else
+		bad "fsoracle io and xfs_io disagree"; diff "$tmp/want" "$tmp/got" | head -5; fi
+else
+	echo "skip: xfs_io not installed (xfsprogs)"
+fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,190 @@
+/*
+ * cmd_minimize.c - `fsoracle minimize`: shrink a failing op log to a
+ * minimal one that fails the same way, for a person to read and for
+ * corpus/regressions to keep.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/check.h"
+#include "harness/load.h"
+#include "harness/minimize.h"
+#include "harness/runopts.h"
+#include "harness/target.h"
+#include "tools/cmds.h"
+#include "tools/common.h"
+
+static const char usage_head[] =
+"usage: fsoracle minimize [OPTIONS] FILE\n"
+"\n"
+"Replay FILE (text, .fsxops or binary, as `fsoracle replay`) and, if it\n"
+"fails, shrink it by delta debugging to a minimal op log that fails with\n"
+"the same class (data, size, audit or result mismatch): cut what follows\n"
+"the failing op, remove chunks, then single ops, then shrink offsets,\n"
+"lengths, sizes and flags.  Each try replays from a fresh filesystem.\n"
+"The result is a text op log with the failure as a comment, ready for\n"
+"`fsoracle replay` and corpus/regressions.\n"
+"\n"
+"Options:\n"
+"  -o OUT               write the minimal log here (default FILE.min.ops\n"
+"                       in the current directory; - = stdout)\n"
+"  --max-runs N         stop shrinking after N replays (default 20000)\n"
+"  -q                   no progress lines\n";
+
+static const char usage_exit[] =
+"\n"
+"Exit status: 0 a minimal failing log was written; 1 FILE does not fail\n"
+"on these targets (nothing to minimize); 2 bad usage or an unreadable or\n"
+"malformed FILE; 3 a target could not be opened or OUT not written.\n";
+
+static void print_usage(FILE *f)
+{
+	fputs(usage_head, f);
+	fputs(runopts_help, f);
+	fputs("\n", f);
+	fputs(target_list_help, f);
+	fputs(usage_exit, f);
+}
+
+static void progress(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "%s: %s\n", prog_cmd, line);
+}
+
+int cmd_minimize(int argc, char **argv)
+{
+	struct target *t[TARGET_MAX];
+	struct target_env env;
+	struct runopts o;
+	struct min_cfg mcfg = { 0 };
+	struct min_stats st;
+	struct op_seq seq;
+	struct checker *c = NULL;
+	const char *file = NULL, *out = NULL, *targets;
+	char err[512], outbuf[256];
+	int n = 0, quiet = 0, rc = 0, ret;
+
+	prog_cmd = "fsoracle minimize";
+	if (wants_help(argc, argv)) {
+		print_usage(stdout);
+		return 0;
+	}
+	runopts_init(&o);
+	op_seq_init(&seq);
+	for (int i = 1; i < argc; i++) {
+		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
+		const char *v;
+
+		if (r < 0) {
+			errmsg("%s", err);
+			return EXIT_USAGE;
+		}
+		if (r)
+			continue;
+		if ((v = runopts_value("-o", argc, argv, &i, &bad)) != NULL) {
+			out = v;
+		} else if ((v = runopts_value("--max-runs", argc, argv, &i,
+					      &bad)) != NULL) {
+			char *end;
+			unsigned long m = strtoul(v, &end, 10);
+
+			if (*end || end == v || !m || m > 100000000ul) {
+				errmsg("--max-runs: bad count '%s'", v);
+				return EXIT_USAGE;
+			}
+			mcfg.max_runs = (uint32_t)m;
+		} else if (bad) {
+			errmsg("%s needs a value", argv[i]);
+			return EXIT_USAGE;
+		} else if (!strcmp(argv[i], "-q")) {
+			quiet = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			errmsg("unknown option '%s' (see --help)", argv[i]);
+			return EXIT_USAGE;
+		} else if (file) {
+			errmsg("one FILE at a time (got '%s' and '%s')", file, argv[i]);
+			return EXIT_USAGE;
+		} else {
+			file = argv[i];
+		}
+	}
+	if (!file) {
+		errmsg("no op log given (see --help)");
+		return EXIT_USAGE;
+	}
+	if (op_load_file(file, o.form, &o.geom, &seq, NULL, err, sizeof(err))) {
+		errmsg("%s", err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	runopts_resolve(&o, &seq, &env, &targets);
+	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
+	if (ret) {
+		errmsg("%s", err);
+		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
+		goto out;
+	}
+	/* (env's strings may point into seq.hdr itself: copy only others.) */
+	if (env.dev != seq.hdr.dev)
+		snprintf(seq.hdr.dev, sizeof(seq.hdr.dev), "%s", env.dev);
+	if (env.mkfs && env.mkfs != seq.hdr.mkfs)
+		snprintf(seq.hdr.mkfs, sizeof(seq.hdr.mkfs), "%s", env.mkfs);
+	if (env.mount && env.mount != seq.hdr.mount)
+		snprintf(seq.hdr.mount, sizeof(seq.hdr.mount), "%s", env.mount);
+	if (!quiet)
+		mcfg.progress = progress;
+	o.check.targets = targets;
+	ret = minimize(t, n, &o.check, &mcfg, &seq, &st);
+	if (ret) {
+		errmsg("minimizing failed: %s", strerror(-ret));
+		rc = EXIT_IO;
+		goto out;
+	}
+	if (!st.status) {
+		errmsg("%s does not fail on %s (%u run): nothing to minimize", file,
+		       targets, st.runs);
+		rc = EXIT_CHECK;
+		goto out;
+	}
+	if (!out) {
+		const char *base = strrchr(file, '/');
+
+		snprintf(outbuf, sizeof(outbuf), "%.200s.min.ops",
+			 base ? base + 1 : file);
+		out = outbuf;
+	}
+	/* One more run writes the log with its failure comment and prints
+	 * the report of the minimal failure. */
+	{
+		struct check_cfg cfg = o.check;
+		int status;
+
+		cfg.log_path = strcmp(out, "-") ? out : NULL;
+		cfg.quiet = 0;
+		ret = check_new(t, n, &cfg, &seq, &c);
+		if (ret) {
+			errmsg("cannot start the checker: %s", strerror(-ret));
+			rc = EXIT_IO;
+			goto out;
+		}
+		status = check_run(c, &seq);
+		if (!strcmp(out, "-"))
+			check_write_log(c, "/dev/stdout");
+		if (status != st.status)
+			errmsg("warning: the minimal log now fails with %s, not %s "
+			       "(a flaky target?)", check_status_name(status),
+			       check_status_name(st.status));
+	}
+	errmsg("%zu -> %zu ops, still %s (exit %d), %u runs%s; written to %s",
+	       st.ops_before, st.ops_after, check_status_name(st.status),
+	       st.status, st.runs, st.gave_up ? " (run budget spent: may "
+	       "not be minimal)" : "", strcmp(out, "-") ? out : "stdout");
+out:
+	check_free(c);
+	target_list_close(t, n);
+	op_seq_free(&seq);
+	return rc;
+}

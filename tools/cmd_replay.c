@@ -1,0 +1,198 @@
+/*
+ * cmd_replay.c - `fsoracle replay`: run op logs (text, binary or .fsxops)
+ * on several targets in lock step and report the first disagreement.
+ * This is how a failure found anywhere (the soak, a fuzzer, fsx on a real
+ * kernel) is reproduced, and how corpus/regressions is run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/check.h"
+#include "harness/load.h"
+#include "harness/runopts.h"
+#include "harness/target.h"
+#include "tools/cmds.h"
+#include "tools/common.h"
+
+static const char usage_head[] =
+"usage: fsoracle replay [OPTIONS] FILE...\n"
+"\n"
+"Replay each op log on the targets in lock step, comparing every op's\n"
+"result, every read's bytes, sizes after size-changing ops, and every\n"
+"file after remount and crash, every --verify-every ops and at the end;\n"
+"engines are audited (fsck) after fsync, fdatasync, sync, remount and\n"
+"crash too.  After a crash, files made durable (fsync, sync, remount) and\n"
+"untouched since must read back exactly; the others take the state the\n"
+"engine recovered.  The form of each FILE is detected:\n"
+"text (xfs_io words), .fsxops (fsx's --record-ops log), or an fsoracle\n"
+"binary file (from `fsoracle encode`); raw fuzzer bytes need\n"
+"--format binary.  Ops a target cannot do are skipped on every target\n"
+"and listed, never silently dropped.\n"
+"\n"
+"Options:\n";
+
+static const char usage_tail[] =
+"  --log OUT            where a failure's op log goes (default:\n"
+"                       FILE.fail.ops in the current directory; - = none)\n"
+"  -q                   print only failures and the summary\n"
+"\n";
+
+static const char usage_exit[] =
+"\n"
+"Exit status: 0 every file agreed on every target; on the first failure\n"
+"the checker's class: 10 data mismatch, 11 size mismatch (or a file on\n"
+"one target only), 12 audit (fsck) failure, 13 result mismatch (an\n"
+"unexpected errno or byte count, a failed mount after a crash), 14\n"
+"checker error; 2 bad usage or an unreadable or malformed FILE; 3 a\n"
+"target could not be opened.\n";
+
+static void print_usage(FILE *f)
+{
+	fputs(usage_head, f);
+	fputs(runopts_help, f);
+	fputs(usage_tail, f);
+	fputs(target_list_help, f);
+	fputs(usage_exit, f);
+}
+
+/* FILE.fail.ops, without directories, so a corpus stays untouched. */
+static void default_log(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/');
+
+	snprintf(out, len, "%.200s.fail.ops", base ? base + 1 : path);
+}
+
+static int replay_one(const char *path, const struct runopts *o,
+		      const char *log, int quiet)
+{
+	struct target *t[TARGET_MAX];
+	struct target_env env;
+	struct op_load_info info;
+	struct checker *c = NULL;
+	struct check_cfg cfg = o->check;
+	struct op_seq seq;
+	const char *targets;
+	char err[512], skip[512], logbuf[256];
+	int n = 0, rc, ret;
+
+	op_seq_init(&seq);
+	ret = op_load_file(path, o->form, &o->geom, &seq, &info, err,
+			   sizeof(err));
+	if (ret) {
+		errmsg("%s", err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	runopts_resolve(o, &seq, &env, &targets);
+	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
+	if (ret) {
+		errmsg("%s: %s", path, err);
+		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
+		goto out;
+	}
+	/* The failure log's header records what this run used. */
+	/* (env's strings may point into seq.hdr itself: copy only others.) */
+	if (env.dev != seq.hdr.dev)
+		snprintf(seq.hdr.dev, sizeof(seq.hdr.dev), "%s", env.dev);
+	if (env.mkfs && env.mkfs != seq.hdr.mkfs)
+		snprintf(seq.hdr.mkfs, sizeof(seq.hdr.mkfs), "%s", env.mkfs);
+	if (env.mount && env.mount != seq.hdr.mount)
+		snprintf(seq.hdr.mount, sizeof(seq.hdr.mount), "%s", env.mount);
+	if (!log)
+		default_log(path, logbuf, sizeof(logbuf));
+	cfg.log_path = log ? (strcmp(log, "-") ? log : NULL) : logbuf;
+	cfg.targets = targets;
+	ret = check_new(t, n, &cfg, &seq, &c);
+	if (ret) {
+		errmsg("%s: cannot start the checker: %s", path, strerror(-ret));
+		rc = EXIT_IO;
+		goto out;
+	}
+	rc = check_run(c, &seq);
+	check_skip_summary(c, skip, sizeof(skip));
+	if (rc) {
+		printf("%s: FAILED (%s, exit %d) at op %llu of %zu\n", path,
+		       check_status_name(rc), rc,
+		       (unsigned long long)check_failure(c)->opno, seq.n);
+	} else if (!quiet || skip[0]) {
+		printf("%s: ok, %zu ops (%s) agree on %s%s%s\n", path, seq.n,
+		       op_form_name(info.form), targets, skip[0] ? "; " : "",
+		       skip);
+	}
+	if (info.fsx_skipped)
+		printf("%s: %zu fsx `skip` lines not imported (fsx did not run "
+		       "them either)\n", path, info.fsx_skipped);
+out:
+	check_free(c);
+	target_list_close(t, n);
+	op_seq_free(&seq);
+	return rc;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	struct runopts o;
+	const char *log = NULL;
+	char err[256];
+	int quiet = 0, nfiles = 0, rc = 0;
+	char **files;
+
+	prog_cmd = "fsoracle replay";
+	if (wants_help(argc, argv)) {
+		print_usage(stdout);
+		return 0;
+	}
+	files = calloc((size_t)argc, sizeof(*files));
+	if (!files)
+		return EXIT_IO;
+	runopts_init(&o);
+	for (int i = 1; i < argc; i++) {
+		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
+		const char *v;
+
+		if (r < 0) {
+			errmsg("%s", err);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (r)
+			continue;
+		if ((v = runopts_value("--log", argc, argv, &i, &bad)) != NULL) {
+			log = v;
+		} else if (bad) {
+			errmsg("--log needs a value");
+			rc = EXIT_USAGE;
+			goto out;
+		} else if (!strcmp(argv[i], "-q")) {
+			quiet = 1;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			errmsg("unknown option '%s' (see --help)", argv[i]);
+			rc = EXIT_USAGE;
+			goto out;
+		} else {
+			files[nfiles++] = argv[i];
+		}
+	}
+	if (!nfiles) {
+		errmsg("no op log given (see --help)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (nfiles > 1 && log && strcmp(log, "-"))
+		errmsg("note: with several files, --log %s keeps the last "
+		       "failure only", log);
+	for (int i = 0; i < nfiles; i++) {
+		int r = replay_one(files[i], &o, log, quiet);
+
+		if (r && !rc)
+			rc = r;
+		if (r && r != EXIT_USAGE && r != EXIT_IO)
+			break; /* a real disagreement: stop here, as fsx does */
+	}
+out:
+	free(files);
+	return rc;
+}

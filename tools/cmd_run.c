@@ -1,0 +1,321 @@
+/*
+ * cmd_run.c - `fsoracle run`: the seeded fsx-like soak.  Random ops from
+ * the generator go through the checker on every target (by default the
+ * optimized engine, the naive engine and the model) until the op count or
+ * the time runs out or they disagree.  The seed is printed first, so any
+ * run can be repeated exactly; a failure leaves a replayable op log.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness/check.h"
+#include "harness/gen.h"
+#include "harness/runopts.h"
+#include "harness/rng.h"
+#include "harness/target.h"
+#include "hw/hw.h"
+#include "tools/cmds.h"
+#include "tools/common.h"
+
+#define RUN_DEFAULT_TARGETS "engine,naive,model"
+
+static const char usage_head[] =
+"usage: fsoracle run [OPTIONS]\n"
+"\n"
+"A seeded fsx-like soak: generate random ops (pwrite, pread, truncate,\n"
+"falloc, fpunch, fzero, fcollapse, finsert, range ops, fsync, sync,\n"
+"remount, crash, ...) over several files and check them on every target\n"
+"in lock step, as `fsoracle replay` does.  Kinds some target cannot do\n"
+"are not generated (the run says which).  The seed is printed first; the\n"
+"same seed, options and targets give the same ops.  Progress goes to\n"
+"stderr about once a second.  Every --round ops the targets start over on\n"
+"a fresh filesystem (the op log of a failure covers its round only).\n"
+"\n"
+"Options:\n"
+"  --seed S             the seed (default: from the clock, printed)\n"
+"  --ops N              stop after N ops (default 1000000, or no limit\n"
+"                       with --minutes or --seconds)\n"
+"  --minutes M          stop after M minutes (fractions allowed)\n"
+"  --seconds S          stop after S seconds\n"
+"  --round N            ops per fresh filesystem (default 100000)\n"
+"  --max-op SIZE        longest read/write/range (default 64k)\n"
+"  --weights LIST       kind weights, e.g. pwrite=300,crash=0 (defaults:\n"
+"                       see harness/gen.c)\n"
+"  --log OUT            a failure's op log (default fsoracle-run-SEED.ops)\n"
+"  -q                   no progress lines\n"
+"\n"
+"Shared options (--files and --max-file shape the generated files: 4\n"
+"files of at most 256k unless given):\n";
+
+static const char usage_exit[] =
+"\n"
+"Default targets: " RUN_DEFAULT_TARGETS ".\n"
+"\n"
+"Exit status: 0 all ops agreed; 10 data mismatch, 11 size mismatch, 12\n"
+"audit failure, 13 result mismatch (unexpected errno), 14 checker error\n"
+"(see `fsoracle replay --help`); 2 bad usage; 3 a target could not be\n"
+"opened.\n";
+
+static void print_usage(FILE *f)
+{
+	fputs(usage_head, f);
+	fputs(runopts_help, f);
+	fputs("\n", f);
+	fputs(target_list_help, f);
+	fputs(usage_exit, f);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s[0] || s[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return *end || errno ? -EINVAL : 0;
+}
+
+/* The command line that repeats this run: ours minus seed/ops/minutes. */
+static void print_repro(int argc, char **argv, uint64_t seed, uint64_t ops)
+{
+	fprintf(stderr, "  reproduce: fsoracle run --seed %llu --ops %llu",
+		(unsigned long long)seed, (unsigned long long)ops);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seed") || !strcmp(argv[i], "--ops") ||
+		    !strcmp(argv[i], "--minutes") || !strcmp(argv[i], "--seconds")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(argv[i], "--seed=", 7) || !strncmp(argv[i], "--ops=", 6) ||
+		    !strncmp(argv[i], "--minutes=", 10) ||
+		    !strncmp(argv[i], "--seconds=", 10) || !strcmp(argv[i], "-q"))
+			continue;
+		fprintf(stderr, " %s", argv[i]);
+	}
+	fputc('\n', stderr);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct target *t[TARGET_MAX];
+	struct target_env env;
+	struct runopts o;
+	struct gen_cfg gcfg = { 0 };
+	struct gen g;
+	struct checker *c = NULL;
+	struct op_seq meta;
+	const char *targets, *log = NULL;
+	char err[512], logbuf[128], skip[512], mask[256];
+	uint64_t seed = 0, max_ops = 0, round = 100000, done = 0, in_round = 0;
+	double minutes = 0, t0, tlast, deadline = 0;
+	int have_seed = 0, quiet = 0, n = 0, rc = 0, ret;
+
+	prog_cmd = "fsoracle run";
+	if (wants_help(argc, argv)) {
+		print_usage(stdout);
+		return 0;
+	}
+	runopts_init(&o);
+	op_seq_init(&meta);
+	for (int i = 1; i < argc; i++) {
+		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
+		const char *v;
+
+		if (r < 0) {
+			errmsg("%s", err);
+			return EXIT_USAGE;
+		}
+		if (r)
+			continue;
+		if ((v = runopts_value("--seed", argc, argv, &i, &bad))) {
+			if (parse_u64(v, &seed)) {
+				errmsg("--seed: bad number '%s'", v);
+				return EXIT_USAGE;
+			}
+			have_seed = 1;
+		} else if ((v = runopts_value("--ops", argc, argv, &i, &bad))) {
+			if (parse_u64(v, &max_ops) || !max_ops) {
+				errmsg("--ops: bad count '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = runopts_value("--minutes", argc, argv, &i, &bad))) {
+			char *end;
+
+			minutes = strtod(v, &end);
+			if (*end || end == v || !(minutes > 0)) {
+				errmsg("--minutes: bad number '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = runopts_value("--seconds", argc, argv, &i, &bad))) {
+			char *end;
+
+			minutes = strtod(v, &end) / 60;
+			if (*end || end == v || !(minutes > 0)) {
+				errmsg("--seconds: bad number '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = runopts_value("--round", argc, argv, &i, &bad))) {
+			if (parse_u64(v, &round) || !round) {
+				errmsg("--round: bad count '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = runopts_value("--max-op", argc, argv, &i, &bad))) {
+			if (hw_parse_size(v, &gcfg.max_op) || !gcfg.max_op) {
+				errmsg("--max-op: bad size '%s'", v);
+				return EXIT_USAGE;
+			}
+		} else if ((v = runopts_value("--weights", argc, argv, &i, &bad))) {
+			if (gen_parse_weights(&gcfg, v, err, sizeof(err))) {
+				errmsg("--weights: %s", err);
+				return EXIT_USAGE;
+			}
+		} else if ((v = runopts_value("--log", argc, argv, &i, &bad))) {
+			log = v;
+		} else if (bad) {
+			errmsg("%s needs a value", argv[i]);
+			return EXIT_USAGE;
+		} else if (!strcmp(argv[i], "-q")) {
+			quiet = 1;
+		} else {
+			errmsg("unexpected argument '%s' (see --help)", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!have_seed) {
+		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+
+		seed = rng_splitmix64(&x) % 1000000000ull;
+	}
+	if (!max_ops && !minutes)
+		max_ops = 1000000;
+	if (!o.targets)
+		o.targets = RUN_DEFAULT_TARGETS;
+	runopts_resolve(&o, NULL, &env, &targets);
+	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
+	if (ret) {
+		errmsg("%s", err);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
+	}
+	snprintf(meta.hdr.dev, sizeof(meta.hdr.dev), "%s", env.dev);
+	if (env.mkfs)
+		snprintf(meta.hdr.mkfs, sizeof(meta.hdr.mkfs), "%s", env.mkfs);
+	if (env.mount)
+		snprintf(meta.hdr.mount, sizeof(meta.hdr.mount), "%s", env.mount);
+	snprintf(meta.hdr.seed, sizeof(meta.hdr.seed), "%llu",
+		 (unsigned long long)seed);
+	if (!log) {
+		snprintf(logbuf, sizeof(logbuf), "fsoracle-run-%llu.ops",
+			 (unsigned long long)seed);
+		log = logbuf;
+	}
+	o.check.log_path = log;
+	o.check.targets = targets;
+	ret = check_new(t, n, &o.check, &meta, &c);
+	if (ret) {
+		errmsg("cannot start the checker: %s", strerror(-ret));
+		rc = EXIT_IO;
+		goto out;
+	}
+
+	gcfg.seed = seed;
+	gcfg.nfiles = o.geom.nfiles;
+	gcfg.max_file = o.geom.max_file;
+	gcfg.exclude = check_unsupported(c);
+	for (int i = 0; i < n; i++)
+		if (!(t[i]->caps & TARGET_MODEL)) {
+			gcfg.blocksize = t[i]->blocksize;
+			break;
+		}
+	if (gen_init(&g, &gcfg)) {
+		errmsg("every op kind is excluded or weighted 0: nothing to run");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files of at "
+		"most %llu bytes, ops of at most %llu bytes\n",
+		(unsigned long long)seed, targets, g.cfg.nfiles,
+		(unsigned long long)g.cfg.max_file,
+		(unsigned long long)g.cfg.max_op);
+	target_kinds_str(gcfg.exclude, mask, sizeof(mask));
+	if (mask[0])
+		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
+			mask);
+
+	t0 = tlast = now();
+	if (minutes)
+		deadline = t0 + minutes * 60;
+	while (!max_ops || done < max_ops) {
+		struct op op;
+
+		if (in_round == round) {
+			rc = check_finish(c);
+			if (rc)
+				break;
+			ret = check_reset(c);
+			if (ret) {
+				errmsg("resetting the targets failed: %s",
+				       strerror(-ret));
+				rc = EXIT_IO;
+				break;
+			}
+			gen_reset_sizes(&g);
+			in_round = 0;
+		}
+		gen_next(&g, &op);
+		rc = check_op(c, &op);
+		done++;
+		in_round++;
+		if (rc)
+			break;
+		if ((done & 255) == 0) {
+			double tn = now();
+
+			if (deadline && tn >= deadline)
+				break;
+			if (!quiet && tn - tlast >= 1.0) {
+				fprintf(stderr, "  %llu ops, %.0f ops/s\n",
+					(unsigned long long)done,
+					(double)done / (tn - t0));
+				tlast = tn;
+			}
+		}
+	}
+	if (!rc)
+		rc = check_finish(c);
+	{
+		double secs = now() - t0;
+		const struct check_stats *s = check_stats(c);
+
+		if (secs <= 0)
+			secs = 1e-9;
+		fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
+			"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
+			"%llu crashes)\n", (unsigned long long)seed,
+			rc ? check_status_name(rc) : "all agreed",
+			(unsigned long long)done, secs, (double)done / secs,
+			(unsigned long long)s->verifies,
+			(unsigned long long)s->audits,
+			(unsigned long long)s->crashes);
+		check_skip_summary(c, skip, sizeof(skip));
+		if (skip[0])
+			fprintf(stderr, "  %s\n", skip);
+		print_repro(argc, argv, seed, done);
+	}
+out:
+	check_free(c);
+	target_list_close(t, n);
+	op_seq_free(&meta);
+	return rc;
+}

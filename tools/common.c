@@ -1,0 +1,59 @@
+/* common.c - shared helpers of the fsoracle subcommands (see common.h). */
+#include "tools/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cmds.h"
+
+const char *prog_cmd = "fsoracle";
+
+void errmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog_cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+struct hw_dev *open_dev(const char *spec)
+{
+	struct hw_dev *dev = NULL;
+	char err[256] = "";
+	int rc = hw_open(spec, &dev, err, sizeof(err));
+
+	if (rc) {
+		errmsg("%s", err[0] ? err : ref_strerror(rc));
+		return NULL;
+	}
+	return dev;
+}
+
+void msg_stderr(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "%s: %s\n", prog_cmd, line);
+}
+
+int exit_for(int err)
+{
+	if (err == -EFSCORRUPTED || err == -EMEDIUMTYPE)
+		return EXIT_CORRUPT;
+	if (err == -EIO)
+		return EXIT_IO;
+	if (err == -EINVAL)
+		return EXIT_USAGE;
+	return EXIT_CHECK;
+}
+
+int wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * common.h - what every fsoracle subcommand shares: opening a device from
+ * a spec with a clear error, mapping engine errors to exit statuses, and
+ * printing engine messages.
+ */
+#ifndef FSORACLE_TOOLS_COMMON_H
+#define FSORACLE_TOOLS_COMMON_H
+
+#include "hw/hw.h"
+#include "ref/ref.h"
+
+extern const char *prog_cmd; /* "fsoracle io", for messages */
+
+/* Print "fsoracle CMD: message" to stderr. */
+void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Open a device spec; on failure print why and return NULL. */
+struct hw_dev *open_dev(const char *spec);
+/* Engine message sink that prints each line to stderr, prefixed. */
+void msg_stderr(void *arg, const char *line);
+/* Exit status for an engine error: 4 corrupted/not an image, 3 I/O, 1 else. */
+int exit_for(int err);
+/* True if argv has -h or --help anywhere. */
+int wants_help(int argc, char **argv);
+
+#endif

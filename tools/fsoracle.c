@@ -1,0 +1,64 @@
+/*
+ * fsoracle.c - the command-line program: one binary, many subcommands.
+ * Each subcommand lives in tools/cmd_<name>.c and documents itself with
+ * --help; this file only dispatches.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cmds.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *what;
+};
+
+static const struct command commands[] = {
+	{ "mkfs",     cmd_mkfs,     "format a device" },
+	{ "fsck",     cmd_fsck,     "audit an image from scratch, writing nothing" },
+	{ "io",       cmd_io,       "run xfs_io-style commands on the engine" },
+	{ "run",      cmd_run,      "seeded random soak: engine vs naive twin vs model" },
+	{ "replay",   cmd_replay,   "replay op logs (text, binary or .fsxops) on targets" },
+	{ "minimize", cmd_minimize, "shrink a failing op log to a minimal one" },
+	{ "decode",   cmd_decode,   "binary op sequence -> text op log" },
+	{ "encode",   cmd_encode,   "text op log -> binary op sequence" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: fsoracle COMMAND [ARGS...]\n"
+		"\n"
+		"fsoracle keeps filesystem fast paths honest: a reference engine with\n"
+		"naive and optimized twins of each path, a model, an op language,\n"
+		"and checkers that compare them.\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
+	fprintf(f,
+		"\n"
+		"Devices are spec strings: mem:64m, null:64t, file:img,size=1g.\n"
+		"`fsoracle COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "fsoracle: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
