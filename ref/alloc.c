@@ -126,6 +126,7 @@ static int busy_add(struct ref_fs *fs, uint64_t start, uint64_t len, bool meta)
 	memmove(&fs->busy[i + 1], &fs->busy[i], (fs->nbusy - i) * sizeof(*fs->busy));
 	fs->busy[i] = (struct busy_ext){ start, len, meta };
 	fs->nbusy++;
+	fs->busy_blocks += len;
 	return 0;
 }
 
@@ -133,9 +134,13 @@ void alloc_release_busy(struct ref_fs *fs, bool checkpoint)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < fs->nbusy; i++)
-		if (fs->busy[i].meta && !checkpoint)
+	fs->busy_blocks = 0;
+	for (size_t i = 0; i < fs->nbusy; i++) {
+		if (fs->busy[i].meta && !checkpoint) {
+			fs->busy_blocks += fs->busy[i].len;
 			fs->busy[k++] = fs->busy[i];
+		}
+	}
 	fs->nbusy = k;
 }
 
@@ -251,10 +256,14 @@ static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	if (fs->rdonly)
 		return -EROFS;
 	if (data) {
-		if (fs->free_blocks <= META_RESERVE)
+		/* Busy blocks are free but not usable: the reserve for B+tree
+		 * nodes must be made of blocks that really are. */
+		uint64_t usable = fs->free_blocks - fs->busy_blocks;
+
+		if (usable <= META_RESERVE)
 			return -ENOSPC;
-		if (maxlen > fs->free_blocks - META_RESERVE)
-			maxlen = fs->free_blocks - META_RESERVE;
+		if (maxlen > usable - META_RESERVE)
+			maxlen = usable - META_RESERVE;
 	}
 	if (maxlen > fs->maxext)
 		maxlen = fs->maxext;
@@ -313,6 +322,16 @@ int alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 bool alloc_has_busy(const struct ref_fs *fs)
 {
 	return fs->nbusy != 0;
+}
+
+/*
+ * True when busy blocks are a large share of the free space: time to
+ * commit (and checkpoint) so they can be reused, before an allocation in
+ * the middle of a B+tree change finds nothing.
+ */
+bool alloc_busy_pressure(const struct ref_fs *fs)
+{
+	return fs->busy_blocks * 4 > fs->free_blocks;
 }
 
 static int free_common(struct ref_fs *fs, uint64_t start, uint64_t len,
@@ -395,14 +414,29 @@ int alloc_check(struct ref_fs *fs, const uint8_t *used)
 			if (err)
 				return err;
 		}
-		for (uint64_t i = 0; i < glen; i++) {
-			bool ref = bit_test(used, base + i);
-			bool set = b ? bit_test(b->data + BM_HDR_SIZE, i) : false;
+		for (uint64_t i = 0; i < glen;) {
+			/* a byte at a time where both sides are byte-aligned */
+			if ((i & 7) == 0 && ((base + i) & 7) == 0 && i + 8 <= glen) {
+				uint8_t u = used[(base + i) >> 3];
+				uint8_t m = b ? b->data[BM_HDR_SIZE + (i >> 3)] : 0;
 
-			if (!set)
-				nfree++;
-			if (ref != set && mism++ == 0)
-				first = i;
+				nfree += 8 - (uint64_t)__builtin_popcount(m);
+				if (u != m && mism == 0)
+					first = i + (uint64_t)__builtin_ctz(u ^ m);
+				mism += (uint64_t)__builtin_popcount(u ^ m);
+				i += 8;
+				continue;
+			}
+			{
+				bool ref = bit_test(used, base + i);
+				bool set = b ? bit_test(b->data + BM_HDR_SIZE, i) : false;
+
+				if (!set)
+					nfree++;
+				if (ref != set && mism++ == 0)
+					first = i;
+				i++;
+			}
 		}
 		if (mism) {
 			ref_report(fs, "bitmap group %u: %llu blocks disagree with the "

@@ -12,8 +12,8 @@
  *
  * A descriptor lists the home block numbers of the images that follow it;
  * the commit block carries the transaction's block count and a CRC over
- * all its descriptors and images, so a torn transaction is recognised and
- * ignored at replay.  The header records the sequence number expected at
+ * its descriptors and the checksums of its images (each image carries its
+ * own), so a torn transaction is recognised and ignored at replay.  The header records the sequence number expected at
  * log position 0.
  *
  * Policy, chosen so no buffer ever needs a frozen copy:
@@ -131,8 +131,10 @@ int tx_commit(struct ref_fs *fs)
 		for (size_t k = 0; k < n; k++) {
 			struct rbuf *b = fs->tx[i + k];
 
+			/* Each image is checksummed once; the commit chains
+			 * those checksums (replay verifies every image too). */
 			blk_set_crc(b->data, blk_crc_span(fs, b->data));
-			dcrc = crc32c(dcrc, b->data, fs->bs);
+			dcrc = crc32c(dcrc, b->data + BLKHDR_CRC, 4);
 			err = log_write(fs, pos++, b->data, 0);
 			if (err)
 				return err;
@@ -162,12 +164,22 @@ int tx_commit(struct ref_fs *fs)
 	return 0;
 }
 
+/*
+ * At a safe point inside or between operations: commit when the running
+ * transaction is large, or when freed-but-busy blocks crowd the free
+ * space (a commit frees data, a checkpoint metadata).
+ */
 int tx_maybe_roll(struct ref_fs *fs)
 {
-	if (fs->ntx < tx_roll_limit(fs))
+	int err;
+
+	if (fs->ntx < tx_roll_limit(fs) && !alloc_busy_pressure(fs))
 		return 0;
 	fs->ctr.tx_rolls++;
-	return tx_commit(fs);
+	err = tx_commit(fs);
+	if (!err && alloc_busy_pressure(fs))
+		err = journal_checkpoint(fs);
+	return err;
 }
 
 /* ---- recovery ---- */
@@ -247,12 +259,19 @@ static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 			if (err)
 				return err;
 		}
-		/* checksum the images */
+		/* Every image must be intact (a torn one ends the log here),
+		 * and the chain of their checksums must match the commit's. */
 		for (uint32_t k = 0; k < count; k++) {
-			err = log_read(fs, pos + 1 + k, fs->scratch);
+			uint8_t *img = fs->scratch;
+
+			err = log_read(fs, pos + 1 + k, img);
 			if (err)
 				return err;
-			dcrc = crc32c(dcrc, fs->scratch, fs->bs);
+			if (blk_verify_full(img, blk_crc_span(fs, img), fs->bs,
+					    get32(img + BLKHDR_MAGIC),
+					    r->targets[r->n - count + k]))
+				return 0;
+			dcrc = crc32c(dcrc, img + BLKHDR_CRC, 4);
 		}
 		pos += 1 + count;
 	}

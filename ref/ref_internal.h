@@ -152,6 +152,7 @@ struct ref_fs {
 	uint64_t free_blocks;
 	struct busy_ext *busy;  /* freed in the running transaction */
 	size_t nbusy, busycap;
+	uint64_t busy_blocks;   /* blocks in busy[], data and metadata */
 	uint64_t alloc_rotor;
 
 	/* inodes */
@@ -213,6 +214,7 @@ int  alloc_extent(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		uint64_t *start, uint64_t *len);
 bool alloc_has_busy(const struct ref_fs *fs);
+bool alloc_busy_pressure(const struct ref_fs *fs);
 int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
 int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
 void alloc_release_busy(struct ref_fs *fs, bool checkpoint);

@@ -156,6 +156,33 @@ TEST(audit_leaves_work_counters_unchanged)
 	hw_close(d);
 }
 
+TEST(freed_blocks_are_reused_without_fsync_on_a_small_device)
+{
+	/* Blocks freed in the running transaction stay busy until it commits;
+	 * rewriting and punching far more than the device holds, with no
+	 * fsync, must still never run out of space. */
+	struct hw_dev *d = dev_new("mem:2m");
+	struct ref_fs *fs = fs_new(d, 4, 0);
+	uint8_t buf[65536];
+	struct ref_statfs st;
+	uint64_t ino;
+
+	CHECK(fs);
+	CHECK_OK(ref_statfs(fs, &st));
+	memset(buf, 7, sizeof(buf));
+	CHECK_OK(ref_create(fs, "f", &ino));
+	for (int i = 0; i < 2000; i++) {
+		CHECK_EQ(ref_pwrite(fs, ino, buf, sizeof(buf), (uint64_t)(i % 5) * 8192),
+			 sizeof(buf));
+		CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_PUNCH_HOLE |
+				       REF_FALLOC_KEEP_SIZE, 0, 1 << 20));
+	}
+	CHECK(2000ull * 16 > st.free_blocks * 10); /* really many times over */
+	CHECK_OK(audit(fs));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
 /* ---- random ops against a byte-array model ---- */
 
 static uint64_t rng_state;
