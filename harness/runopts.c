@@ -158,3 +158,15 @@ void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
 	*targets = o->targets ? o->targets : h && h->targets[0] ? h->targets :
 		   RUNOPTS_DEFAULT_TARGETS;
 }
+
+void runopts_record_env(const struct target_env *env, struct op_seq *seq)
+{
+	struct op_header *h = &seq->hdr;
+
+	if (env->dev && env->dev != h->dev)
+		snprintf(h->dev, sizeof(h->dev), "%s", env->dev);
+	if (env->mkfs && env->mkfs != h->mkfs)
+		snprintf(h->mkfs, sizeof(h->mkfs), "%s", env->mkfs);
+	if (env->mount && env->mount != h->mount)
+		snprintf(h->mount, sizeof(h->mount), "%s", env->mount);
+}

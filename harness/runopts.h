@@ -50,6 +50,13 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
 		     struct target_env *env, const char **targets);
 
+/*
+ * Record in seq's header what a run really used (device, mkfs and mount
+ * options from env), so a failure log written from seq replays the same
+ * way.  env's strings may point into seq->hdr itself.
+ */
+void runopts_record_env(const struct target_env *env, struct op_seq *seq);
+
 /* "--opt VALUE" / "--opt=VALUE" matching for a command's own options:
  * returns the value (consuming it) or NULL; *bad set when it is missing. */
 const char *runopts_value(const char *name, int argc, char **argv, int *i,

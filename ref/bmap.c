@@ -219,6 +219,20 @@ int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	return 0;
 }
 
+/* bmap_map as one complete step: the inode logged, the transaction
+ * perhaps rolled (the map is consistent here). */
+int bmap_map_step(struct ref_fs *fs, struct ref_inode *ip,
+		  const struct ref_extent *ext)
+{
+	int err = bmap_map(fs, ip, ext);
+
+	if (!err)
+		err = inode_log(fs, ip);
+	if (!err)
+		err = tx_maybe_roll(fs);
+	return err;
+}
+
 /*
  * Remove [fb, fb+len) from the map; with free_blocks, return the device
  * blocks to the allocator.  With roll, the transaction may be committed
@@ -329,11 +343,7 @@ int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			/* one piece at a time, never committed half done */
 			err = unmap_range(fs, ip, fb, n, false, false);
 			if (!err)
-				err = bmap_map(fs, ip, &piece);
-			if (!err)
-				err = inode_log(fs, ip);
-			if (!err)
-				err = tx_maybe_roll(fs);
+				err = bmap_map_step(fs, ip, &piece);
 			if (err)
 				return err;
 		}

@@ -314,6 +314,27 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
 	return err ? err : tx_maybe_roll(fs);
 }
 
+/*
+ * Zero the written bytes of [off, end) that lie in blocks it covers only
+ * partly; [*in0, *in1) is then the run of blocks it covers whole (empty
+ * when in0 >= in1).
+ */
+static int zero_partial_ends(struct ref_fs *fs, struct ref_inode *ip,
+			     uint64_t off, uint64_t end, uint64_t *in0,
+			     uint64_t *in1)
+{
+	int err;
+
+	*in0 = fs_blocks_roundup(fs, off);
+	*in1 = end >> fs->bshift;
+	if (*in0 >= *in1)
+		return zero_written(fs, ip, off, end);
+	err = zero_written(fs, ip, off, *in0 << fs->bshift);
+	if (!err)
+		err = zero_written(fs, ip, *in1 << fs->bshift, end);
+	return err;
+}
+
 /* Give every hole in file blocks [fb, fbend) unwritten blocks. */
 static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		    uint64_t fbend)
@@ -333,11 +354,7 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			if (err)
 				return err;
 			m = (struct ref_extent){ fb, blk, got, REF_EXT_UNWRITTEN };
-			err = bmap_map(fs, ip, &m);
-			if (!err)
-				err = inode_log(fs, ip);
-			if (!err)
-				err = tx_maybe_roll(fs);
+			err = bmap_map_step(fs, ip, &m);
 			if (err)
 				return err;
 			n = got;
@@ -372,17 +389,11 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 
 	if (mode & REF_FALLOC_PUNCH_HOLE) {
 		/* Whole blocks inside the range go; partial ends are zeroed. */
-		uint64_t in0 = fs_blocks_roundup(fs, off), in1 = end >> fs->bshift;
+		uint64_t in0, in1;
 
-		if (in0 >= in1) {
-			err = zero_written(fs, ip, off, end);
-		} else {
-			err = zero_written(fs, ip, off, in0 << fs->bshift);
-			if (!err)
-				err = zero_written(fs, ip, in1 << fs->bshift, end);
-			if (!err)
-				err = bmap_unmap(fs, ip, in0, in1 - in0, true);
-		}
+		err = zero_partial_ends(fs, ip, off, end, &in0, &in1);
+		if (!err && in0 < in1)
+			err = bmap_unmap(fs, ip, in0, in1 - in0, true);
 		if (!err)
 			err = inode_log(fs, ip);
 		return err ? err : tx_maybe_roll(fs);
@@ -391,18 +402,12 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 	err = prealloc(fs, ip, fb0, fb1);
 	if (!err && (mode & REF_FALLOC_ZERO_RANGE)) {
 		/* Whole blocks become unwritten; partial ends are zeroed. */
-		uint64_t in0 = fs_blocks_roundup(fs, off), in1 = end >> fs->bshift;
+		uint64_t in0, in1;
 
-		if (in0 >= in1) {
-			err = zero_written(fs, ip, off, end);
-		} else {
-			err = zero_written(fs, ip, off, in0 << fs->bshift);
-			if (!err)
-				err = zero_written(fs, ip, in1 << fs->bshift, end);
-			if (!err)
-				err = bmap_convert(fs, ip, in0, in1 - in0,
-						   REF_EXT_UNWRITTEN);
-		}
+		err = zero_partial_ends(fs, ip, off, end, &in0, &in1);
+		if (!err && in0 < in1)
+			err = bmap_convert(fs, ip, in0, in1 - in0,
+					   REF_EXT_UNWRITTEN);
 	}
 	if (err)
 		return err;

@@ -241,6 +241,8 @@ int  bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		 struct ref_extent *ext);
 int  bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	      const struct ref_extent *ext);
+int  bmap_map_step(struct ref_fs *fs, struct ref_inode *ip,
+		   const struct ref_extent *ext);
 int  bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		uint64_t len, bool free_blocks);
 int  bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,

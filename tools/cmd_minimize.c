@@ -127,13 +127,7 @@ int cmd_minimize(int argc, char **argv)
 		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
 		goto out;
 	}
-	/* (env's strings may point into seq.hdr itself: copy only others.) */
-	if (env.dev != seq.hdr.dev)
-		snprintf(seq.hdr.dev, sizeof(seq.hdr.dev), "%s", env.dev);
-	if (env.mkfs && env.mkfs != seq.hdr.mkfs)
-		snprintf(seq.hdr.mkfs, sizeof(seq.hdr.mkfs), "%s", env.mkfs);
-	if (env.mount && env.mount != seq.hdr.mount)
-		snprintf(seq.hdr.mount, sizeof(seq.hdr.mount), "%s", env.mount);
+	runopts_record_env(&env, &seq);
 	if (!quiet)
 		mcfg.progress = progress;
 	o.check.targets = targets;

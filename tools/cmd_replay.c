@@ -94,13 +94,7 @@ static int replay_one(const char *path, const struct runopts *o,
 		goto out;
 	}
 	/* The failure log's header records what this run used. */
-	/* (env's strings may point into seq.hdr itself: copy only others.) */
-	if (env.dev != seq.hdr.dev)
-		snprintf(seq.hdr.dev, sizeof(seq.hdr.dev), "%s", env.dev);
-	if (env.mkfs && env.mkfs != seq.hdr.mkfs)
-		snprintf(seq.hdr.mkfs, sizeof(seq.hdr.mkfs), "%s", env.mkfs);
-	if (env.mount && env.mount != seq.hdr.mount)
-		snprintf(seq.hdr.mount, sizeof(seq.hdr.mount), "%s", env.mount);
+	runopts_record_env(&env, &seq);
 	if (!log)
 		default_log(path, logbuf, sizeof(logbuf));
 	cfg.log_path = log ? (strcmp(log, "-") ? log : NULL) : logbuf;
