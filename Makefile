@@ -35,13 +35,13 @@ CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := $(SANF) $(EXTRA_LDFLAGS)
 LIBS    := -lm
 
-LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c))
+LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c props/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
-HDRS      := $(wildcard hw/*.h ref/*.h harness/*.h tools/*.h tests/*.h)
+HDRS      := $(wildcard hw/*.h ref/*.h harness/*.h props/*.h tools/*.h tests/*.h)
 
 .PHONY: all check clean
 all: $(O)/libfsoracle.a $(O)/fsoracle $(TEST_BINS)
@@ -65,6 +65,9 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/test.o $(O)/libfsoracle.a
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/tests/test.o $(O)/libfsoracle.a $(LIBS)
+
+# Fuzz targets (libFuzzer, AFL++, plain replay) have their own rules.
+-include fuzz/fuzz.mk
 
 check: all
 	O=$(O) ./ci/unit
