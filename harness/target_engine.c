@@ -6,7 +6,6 @@
  *
  * Ops ref.h does not offer yet return -EOPNOTSUPP and are listed in the
  * target's unsupported mask, so the checker skips and reports them:
- * collapse, insert and copy range (coming to the engine in issue 3),
  * clone, dedupe and exchange range (the COW issue), set_flag (inode
  * flags), writeback and drop_caches (no page cache yet).
  */
@@ -36,8 +35,7 @@ struct engine {
 };
 
 #define ENGINE_UNSUPPORTED                                                  \
-	((1ull << OP_FCOLLAPSE) | (1ull << OP_FINSERT) |                     \
-	 (1ull << OP_COPY_RANGE) | (1ull << OP_CLONE_RANGE) |                \
+	((1ull << OP_CLONE_RANGE) |                                          \
 	 (1ull << OP_DEDUPE_RANGE) | (1ull << OP_EXCHANGE_RANGE) |           \
 	 (1ull << OP_SET_FLAG) | (1ull << OP_WRITEBACK) |                    \
 	 (1ull << OP_DROP_CACHES))
@@ -174,6 +172,20 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		return ref_fallocate(e->fs, ino, REF_FALLOC_ZERO_RANGE |
 				     ((op->flags & OP_FL_KEEP_SIZE) ?
 				      REF_FALLOC_KEEP_SIZE : 0), op->off, op->len);
+	case OP_FCOLLAPSE:
+		return ref_fallocate(e->fs, ino, REF_FALLOC_COLLAPSE_RANGE,
+				     op->off, op->len);
+	case OP_FINSERT:
+		return ref_fallocate(e->fs, ino, REF_FALLOC_INSERT_RANGE,
+				     op->off, op->len);
+	case OP_COPY_RANGE: {
+		uint64_t src;
+
+		ret = get_ino(e, op->file2 % OP_MAX_FILES, 1, &src);
+		if (ret)
+			return ret;
+		return ref_copy_range(e->fs, ino, op->arg, src, op->off, op->len);
+	}
 	case OP_FSYNC:
 		return ref_fsync(e->fs, ino);
 	case OP_FDATASYNC:

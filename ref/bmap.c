@@ -319,6 +319,74 @@ int bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return unmap_range(fs, ip, fb, len, free_blocks, true);
 }
 
+/*
+ * Move every record at or past file block `from` by delta blocks: up for
+ * insert range (from the last record down, so nothing collides; a record
+ * straddling `from` is split there and only its tail moves), down for
+ * collapse range (from `from` up, into the gap the caller emptied; the
+ * first record moved may now merge with its new left neighbour).  Each
+ * record moves in one step and the transaction may roll between steps.
+ */
+int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+	       uint64_t delta, bool up)
+{
+	uint64_t cur = up ? UINT64_MAX : from;
+	bool first = true;
+	struct bt_tree t;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	for (;;) {
+		struct ref_extent e;
+		uint64_t orig;
+		bool last = false;
+
+		err = up ? get_le(&t, cur, &e) : get_ge(&t, cur, &e);
+		if (err == -ENOENT)
+			return 0;
+		if (err)
+			return err;
+		orig = e.fileoff;
+		if (up && orig + e.len <= from)
+			return 0;
+		if (up && orig < from) {
+			struct ref_extent tail = { from + delta,
+						   e.startblk + (from - orig),
+						   orig + e.len - from, e.state };
+
+			e.len = from - orig;
+			err = put_update(&t, &e);
+			if (!err)
+				err = put_new(&t, &tail);
+			if (!err)
+				ip->nextents++;
+			last = true;
+		} else {
+			err = bt_delete(&t, orig);
+			if (!err && !up && first) {
+				/* bmap_map counts it anew and merges left */
+				ip->nextents--;
+				ip->nblocks -= e.len;
+				e.fileoff = orig - delta;
+				err = bmap_map(fs, ip, &e);
+			} else if (!err) {
+				e.fileoff = up ? orig + delta : orig - delta;
+				err = put_new(&t, &e);
+			}
+			first = false;
+			if (up)
+				last = orig == 0 || orig == from;
+			cur = up ? orig - 1 : orig + e.len;
+		}
+		if (!err)
+			err = inode_log(fs, ip);
+		if (!err)
+			err = tx_maybe_roll(fs);
+		if (err || last)
+			return err;
+	}
+}
+
 /* Set the state of every mapped block in [fb, fb+len). Holes stay holes. */
 int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		 uint64_t len, uint32_t state)

@@ -17,8 +17,6 @@
 
 #include <stdlib.h>
 
-#define REF_MAX_BYTES ((uint64_t)1 << 56)
-
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 static int data_write(struct ref_fs *fs, uint64_t blk, uint64_t boff,
@@ -364,6 +362,90 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return 0;
 }
 
+/*
+ * Collapse and insert range.  Both move every extent past the range by
+ * len, in as many transactions as that takes, and order the size change
+ * so that no step leaves a mapping past EOF: insert grows the file first,
+ * collapse shrinks it last.
+ *
+ *   collapse:  | A | gone | B |   ->   | A | B |
+ *   insert:    | A |  B  |        ->   | A | hole | B |
+ */
+static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
+		       uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len, mask = fs->bs - 1;
+	int err;
+
+	if ((mode != REF_FALLOC_COLLAPSE_RANGE && mode != REF_FALLOC_INSERT_RANGE) ||
+	    len == 0 || (off & mask) || (len & mask))
+		return -EINVAL;
+	if (end < off || end > REF_MAX_BYTES)
+		return -EFBIG;
+	if (mode == REF_FALLOC_COLLAPSE_RANGE) {
+		if (end >= ip->size)
+			return -EINVAL; /* reaching EOF: that is a truncate */
+		err = bmap_unmap(fs, ip, off >> fs->bshift, len >> fs->bshift, true);
+		if (!err)
+			err = bmap_shift(fs, ip, end >> fs->bshift, len >> fs->bshift,
+					 false);
+		if (!err)
+			ip->size -= len;
+	} else {
+		if (off >= ip->size)
+			return -EINVAL;
+		if (ip->size + len > REF_MAX_BYTES)
+			return -EFBIG;
+		ip->size += len;
+		err = inode_log(fs, ip);
+		if (!err)
+			err = bmap_shift(fs, ip, off >> fs->bshift, len >> fs->bshift,
+					 true);
+	}
+	if (!err)
+		err = inode_log(fs, ip);
+	return err ? err : tx_maybe_roll(fs);
+}
+
+int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
+		       uint64_t src, uint64_t soff, uint64_t len)
+{
+	struct ref_inode *sip, *dip;
+	uint64_t n, done = 0;
+	int err = inode_get(fs, src, &sip);
+
+	if (!err)
+		err = inode_get(fs, dst, &dip);
+	if (err)
+		return err;
+	if (fs->rdonly)
+		return -EROFS;
+	/* Shorten to the source's EOF first, as the kernel's checks do. */
+	n = soff >= sip->size ? 0 : min64(len, sip->size - soff);
+	if (doff >= REF_MAX_BYTES)
+		return -EFBIG;
+	n = min64(n, REF_MAX_BYTES - doff);
+	if (src == dst && soff < doff + n && doff < soff + n)
+		return -EINVAL;
+	while (done < n) {
+		uint64_t chunk = min64(n - done, fs->bs * 64ull);
+		int64_t r;
+
+		if (!fs->copybuf) {
+			fs->copybuf = malloc(fs->bs * 64ull);
+			if (!fs->copybuf)
+				return done ? (int64_t)done : -ENOMEM;
+		}
+		r = ref_pread(fs, src, fs->copybuf, chunk, soff + done);
+		if (r > 0)
+			r = ref_pwrite(fs, dst, fs->copybuf, (uint64_t)r, doff + done);
+		if (r <= 0)
+			return done ? (int64_t)done : (r ? r : -EIO);
+		done += (uint64_t)r;
+	}
+	return (int64_t)done;
+}
+
 int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		  uint64_t off, uint64_t len)
 {
@@ -375,6 +457,8 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		return err;
 	if (fs->rdonly)
 		return -EROFS;
+	if (mode & (REF_FALLOC_COLLAPSE_RANGE | REF_FALLOC_INSERT_RANGE))
+		return shift_range(fs, ip, mode, off, len);
 	if (len == 0 || mode & ~(REF_FALLOC_KEEP_SIZE | REF_FALLOC_PUNCH_HOLE |
 				 REF_FALLOC_ZERO_RANGE))
 		return -EINVAL;

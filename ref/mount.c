@@ -91,6 +91,7 @@ static void fs_free(struct ref_fs *fs)
 	bcache_destroy(fs);
 	free(fs->zeroblk);
 	free(fs->scratch);
+	free(fs->copybuf);
 	free(fs);
 }
 

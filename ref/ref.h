@@ -76,8 +76,26 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size);
 #define REF_FALLOC_KEEP_SIZE  (1u << 0)
 #define REF_FALLOC_PUNCH_HOLE (1u << 1) /* requires KEEP_SIZE, as Linux   */
 #define REF_FALLOC_ZERO_RANGE (1u << 2)
+#define REF_FALLOC_COLLAPSE_RANGE (1u << 3) /* remove [off, off+len), shift down */
+#define REF_FALLOC_INSERT_RANGE   (1u << 4) /* open a hole at off, shift up      */
+/*
+ * Collapse and insert take block-aligned off and len, as Linux does; a
+ * collapse must end before EOF and an insert start before it (-EINVAL).
+ * They shift extents in several transactions, so a cut in the middle
+ * leaves a consistent but half-shifted file, as on XFS.
+ */
 int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		  uint64_t off, uint64_t len);
+
+/*
+ * copy_file_range: copy [soff, soff+len) of src to doff of dst, by reading
+ * and writing (no sharing).  Shortened at the source's EOF; ranges that
+ * overlap in one file are -EINVAL.  Returns the bytes copied.
+ */
+int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
+		       uint64_t src, uint64_t soff, uint64_t len);
+
+#define REF_MAX_BYTES ((uint64_t)1 << 43)  /* largest file size: 8 TiB */
 
 int ref_fsync(struct ref_fs *fs, uint64_t ino);
 int ref_fdatasync(struct ref_fs *fs, uint64_t ino);

@@ -163,6 +163,7 @@ struct ref_fs {
 	struct ref_counters ctr;
 	uint8_t *zeroblk;             /* one block of zeros */
 	uint8_t *scratch;             /* one block of scratch */
+	uint8_t *copybuf;             /* copy_range's bounce buffer (lazy) */
 };
 
 /* errors and messages */
@@ -245,6 +246,8 @@ int  bmap_map_step(struct ref_fs *fs, struct ref_inode *ip,
 		   const struct ref_extent *ext);
 int  bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		uint64_t len, bool free_blocks);
+int  bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+		uint64_t delta, bool up);
 int  bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		  uint64_t len, uint32_t state);
 void xrec_decode(const void *rec, struct ref_extent *e);

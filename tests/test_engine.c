@@ -136,6 +136,88 @@ TEST(bmap_shows_merged_and_split_records)
 	hw_close(d);
 }
 
+/*
+ * Collapse and insert against hand-written extent lists.  File blocks
+ * 0..7 are written in one extent at device block D; then:
+ *   collapse [2,4):  [0,2)->D, [2,6)->D+4         (two records)
+ *   insert 1 at 1:   [0,1)->D, [2,3)->D+1, [3,7)->D+4
+ */
+TEST(collapse_and_insert_shift_extents_as_drawn)
+{
+	struct hw_dev *d = dev_new("mem:16m");
+	struct ref_fs *fs = fs_new(d, 4, 0);
+	uint8_t buf[4096 * 8], out[4096];
+	struct extlist l = { .n = 0 };
+	struct ref_stat st;
+	uint64_t ino, D;
+
+	CHECK(fs);
+	CHECK_OK(ref_create(fs, "f", &ino));
+	for (int i = 0; i < 8; i++)
+		memset(buf + 4096 * i, 'a' + i, 4096);
+	CHECK_EQ(ref_pwrite(fs, ino, buf, sizeof(buf), 0), sizeof(buf));
+	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_EQ(l.n, 1);
+	D = l.e[0].startblk;
+
+	CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_COLLAPSE_RANGE, 2 * 4096, 2 * 4096));
+	l.n = 0;
+	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_EQ(l.n, 2);
+	CHECK_EQ(l.e[0].fileoff, 0); CHECK_EQ(l.e[0].startblk, D); CHECK_EQ(l.e[0].len, 2);
+	CHECK_EQ(l.e[1].fileoff, 2); CHECK_EQ(l.e[1].startblk, D + 4); CHECK_EQ(l.e[1].len, 4);
+	CHECK_OK(ref_stat(fs, ino, &st));
+	CHECK_EQ(st.size, 6 * 4096);
+	CHECK_EQ(ref_pread(fs, ino, out, 1, 2 * 4096), 1);
+	CHECK_EQ(out[0], 'e');
+
+	CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_INSERT_RANGE, 4096, 4096));
+	l.n = 0;
+	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_EQ(l.n, 3);
+	CHECK_EQ(l.e[0].fileoff, 0); CHECK_EQ(l.e[0].startblk, D); CHECK_EQ(l.e[0].len, 1);
+	CHECK_EQ(l.e[1].fileoff, 2); CHECK_EQ(l.e[1].startblk, D + 1); CHECK_EQ(l.e[1].len, 1);
+	CHECK_EQ(l.e[2].fileoff, 3); CHECK_EQ(l.e[2].startblk, D + 4); CHECK_EQ(l.e[2].len, 4);
+	CHECK_EQ(ref_pread(fs, ino, out, 4096, 4096), 4096);
+	for (int i = 0; i < 4096; i++)
+		CHECK_EQ(out[i], 0);
+	CHECK_OK(ref_stat(fs, ino, &st));
+	CHECK_EQ(st.size, 7 * 4096);
+
+	/* Linux's rules: aligned, collapse before EOF, insert inside the file */
+	CHECK_EQ(ref_fallocate(fs, ino, REF_FALLOC_COLLAPSE_RANGE, 100, 4096), -EINVAL);
+	CHECK_EQ(ref_fallocate(fs, ino, REF_FALLOC_COLLAPSE_RANGE, 0, 7 * 4096), -EINVAL);
+	CHECK_EQ(ref_fallocate(fs, ino, REF_FALLOC_INSERT_RANGE, 7 * 4096, 4096), -EINVAL);
+	CHECK_OK(audit(fs));
+	ref_unmount(fs);
+	hw_close(d);
+}
+
+TEST(copy_range_copies_bytes_and_stops_at_source_eof)
+{
+	struct hw_dev *d = dev_new("mem:16m");
+	struct ref_fs *fs = fs_new(d, 4, 0);
+	uint8_t buf[10000], out[10000];
+	uint64_t a, b;
+
+	CHECK(fs);
+	CHECK_OK(ref_create(fs, "a", &a));
+	CHECK_OK(ref_create(fs, "b", &b));
+	for (int i = 0; i < 10000; i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	CHECK_EQ(ref_pwrite(fs, a, buf, 10000, 0), 10000);
+	CHECK_EQ(ref_copy_range(fs, b, 500, a, 9000, 5000), 1000);
+	CHECK_EQ(ref_pread(fs, b, out, 2000, 0), 1500);
+	for (int i = 0; i < 500; i++)
+		CHECK_EQ(out[i], 0);
+	CHECK_MEM(out + 500, buf + 9000, 1000);
+	CHECK_EQ(ref_copy_range(fs, a, 100, a, 0, 200), -EINVAL); /* overlap */
+	CHECK_EQ(ref_copy_range(fs, a, 5000, a, 0, 200), 200);
+	CHECK_OK(audit(fs));
+	ref_unmount(fs);
+	hw_close(d);
+}
+
 TEST(audit_leaves_work_counters_unchanged)
 {
 	struct hw_dev *d = dev_new("mem:16m");
