@@ -334,24 +334,20 @@ bool alloc_busy_pressure(const struct ref_fs *fs)
 	return fs->busy_blocks * 4 > fs->free_blocks;
 }
 
-static int free_common(struct ref_fs *fs, uint64_t start, uint64_t len,
-		       bool meta)
+/*
+ * Walk the bitmap groups covering [start, start+len): first only checking
+ * that every block is allocated (a double free is corruption, and nothing
+ * may change before that is known), then clearing.
+ */
+static int free_walk(struct ref_fs *fs, uint64_t start, uint64_t len,
+		     bool clear)
 {
-	int err;
-
-	if (start < fs->data || start + len > fs->total || start + len < start) {
-		ref_report(fs, "freeing blocks %llu+%llu outside the data region",
-			   (unsigned long long)start, (unsigned long long)len);
-		return -EFSCORRUPTED;
-	}
-	err = busy_add(fs, start, len, meta);
-	if (err)
-		return err;
 	while (len) {
 		uint32_t g = (uint32_t)((start - fs->data) / fs->bpb);
 		uint64_t at = (start - fs->data) % fs->bpb;
 		uint64_t n = group_len(fs, g) - at;
 		struct rbuf *b;
+		int err;
 
 		if (n > len)
 			n = len;
@@ -363,7 +359,7 @@ static int free_common(struct ref_fs *fs, uint64_t start, uint64_t len,
 		err = bm_get(fs, g, &b);
 		if (err)
 			return err;
-		for (uint64_t i = at; i < at + n; i++) {
+		for (uint64_t i = at; !clear && i < at + n; i++) {
 			if (!bit_test(b->data + BM_HDR_SIZE, i)) {
 				buf_put(fs, b);
 				ref_report(fs, "freeing free block %llu",
@@ -371,17 +367,38 @@ static int free_common(struct ref_fs *fs, uint64_t start, uint64_t len,
 				return -EFSCORRUPTED;
 			}
 		}
-		bits_set(b->data + BM_HDR_SIZE, at, n, false);
-		put32(b->data + BLKHDR_SIZE, get32(b->data + BLKHDR_SIZE) + (uint32_t)n);
-		buf_dirty(fs, b);
+		if (clear) {
+			bits_set(b->data + BM_HDR_SIZE, at, n, false);
+			put32(b->data + BLKHDR_SIZE,
+			      get32(b->data + BLKHDR_SIZE) + (uint32_t)n);
+			buf_dirty(fs, b);
+			fs->grp_free[g] += (uint32_t)n;
+			fs->free_blocks += n;
+			fs->ctr.blocks_freed += n;
+		}
 		buf_put(fs, b);
-		fs->grp_free[g] += (uint32_t)n;
-		fs->free_blocks += n;
-		fs->ctr.blocks_freed += n;
 		start += n;
 		len -= n;
 	}
 	return 0;
+}
+
+static int free_common(struct ref_fs *fs, uint64_t start, uint64_t len,
+		       bool meta)
+{
+	int err;
+
+	if (start < fs->data || start + len > fs->total || start + len < start) {
+		ref_report(fs, "freeing blocks %llu+%llu outside the data region",
+			   (unsigned long long)start, (unsigned long long)len);
+		return -EFSCORRUPTED;
+	}
+	err = free_walk(fs, start, len, false);
+	if (!err)
+		err = busy_add(fs, start, len, meta);
+	if (!err)
+		err = free_walk(fs, start, len, true);
+	return err;
 }
 
 int alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)

@@ -1,0 +1,153 @@
+/*
+ * test_alloc.c - the free-space allocator, driven directly (the real
+ * ref/alloc.c through its internal interface) on a mounted filesystem.
+ *
+ * Expectations are independent: block counts computed from the geometry
+ * by hand, and the audit (which rebuilds usage from every reference).
+ */
+#include "test.h"
+
+#include "hw/hw.h"
+#include "ref/ref_internal.h"
+
+static void quiet(void *arg, const char *line) { (void)arg; (void)line; }
+
+/* 512-byte blocks: a bitmap block covers (512 - 32) * 8 = 3840 blocks. */
+#define BPB 3840
+
+static struct ref_fs *mount_new(const char *spec, uint32_t bs, struct hw_dev **d)
+{
+	struct ref_mkfs_opts o = { .blocksize = bs, .inodes = 16,
+				   .journal_blocks = 64 };
+	struct ref_fs *fs = NULL;
+
+	if (hw_open(spec, d, NULL, 0) || ref_mkfs(*d, &o) ||
+	    ref_mount(*d, NULL, &fs))
+		return NULL;
+	return fs;
+}
+
+TEST(first_fit_from_goal_is_contiguous_and_counts_exact)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:8m", 512, &d);
+	uint64_t s1, l1, s2, l2, free0;
+
+	CHECK(fs);
+	free0 = fs->free_blocks;
+	CHECK_EQ(free0, fs->total - fs->data); /* nothing used after mkfs */
+	CHECK_OK(alloc_data(fs, fs->data, 10, &s1, &l1));
+	CHECK_EQ(s1, fs->data);
+	CHECK_EQ(l1, 10);
+	CHECK_OK(alloc_data(fs, s1 + l1, 5, &s2, &l2));
+	CHECK_EQ(s2, s1 + 10);                 /* right after: contiguous */
+	CHECK_EQ(fs->free_blocks, free0 - 15);
+	CHECK_OK(alloc_free(fs, s1, 15));
+	CHECK_EQ(fs->free_blocks, free0);
+	CHECK_OK(tx_commit(fs));
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	ref_unmount(fs);
+	hw_close(d);
+}
+
+TEST(freed_data_is_busy_until_commit_and_metadata_until_checkpoint)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:8m", 512, &d);
+	uint64_t s, l, s2, l2, m;
+
+	CHECK(fs);
+	CHECK_OK(alloc_data(fs, fs->data, 4, &s, &l));
+	CHECK_OK(tx_commit(fs));
+	CHECK_OK(alloc_free(fs, s, 4));
+	CHECK(alloc_is_busy(fs, s, 4));
+	CHECK_OK(alloc_data(fs, fs->data, 4, &s2, &l2));
+	CHECK(s2 >= s + 4);                    /* not reused before commit */
+	CHECK_OK(alloc_free(fs, s2, l2));
+	CHECK_OK(tx_commit(fs));
+	CHECK(!alloc_is_busy(fs, s, 4));
+	CHECK_OK(alloc_data(fs, fs->data, 4, &s2, &l2));
+	CHECK_EQ(s2, s);                       /* reused after commit */
+
+	CHECK_OK(alloc_extent(fs, fs->data + 100, 1, &m, &l));
+	CHECK_OK(tx_commit(fs));
+	CHECK_OK(alloc_free_meta(fs, m));
+	CHECK_OK(tx_commit(fs));
+	CHECK(alloc_is_busy(fs, m, 1));        /* the log may hold its images */
+	CHECK_OK(journal_checkpoint(fs));
+	CHECK(!alloc_is_busy(fs, m, 1));
+	ref_unmount(fs);
+	hw_close(d);
+}
+
+TEST(groups_are_initialised_lazily_and_in_order)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:8m", 512, &d);
+	uint64_t s, l, total = 0;
+
+	CHECK(fs);
+	CHECK_EQ(fs->bpb, BPB);
+	CHECK_EQ(fs->bminit, 0);               /* mkfs wrote no bitmap block */
+	CHECK_OK(alloc_data(fs, fs->data, 1, &s, &l));
+	CHECK_EQ(fs->bminit, 1);
+	/* fill group 0; the next allocation must open group 1 */
+	while (total < BPB - 1) {
+		CHECK_OK(alloc_data(fs, fs->data, BPB, &s, &l));
+		CHECK(s + l <= fs->data + BPB);    /* extents never cross groups */
+		total += l;
+	}
+	CHECK_EQ(fs->bminit, 1);
+	CHECK_OK(alloc_data(fs, fs->data, 8, &s, &l));
+	CHECK_EQ(fs->bminit, 2);
+	CHECK_EQ(s, fs->data + BPB);
+	CHECK_OK(tx_commit(fs));
+	CHECK_OK(ref_unmount(fs));
+	/* and the superblock remembers it */
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_EQ(fs->bminit, 2);
+	CHECK_EQ(fs->free_blocks, fs->total - fs->data - BPB - 8);
+	ref_unmount(fs);
+	hw_close(d);
+}
+
+TEST(full_device_says_enospc_and_keeps_a_metadata_reserve)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:1m", 512, &d);
+	uint64_t s, l, got = 0;
+	int err;
+
+	CHECK(fs);
+	while ((err = alloc_data(fs, fs->data, 1000, &s, &l)) == 0)
+		got += l;
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(fs->free_blocks > 0 && fs->free_blocks <= 2 * BT_MAX_LEVELS + 8);
+	CHECK_OK(alloc_extent(fs, fs->data, 1, &s, &l)); /* metadata still fits */
+	CHECK_EQ(got + 1 + fs->free_blocks, fs->total - fs->data);
+	ref_unmount(fs);
+	hw_close(d);
+}
+
+TEST(freeing_a_free_block_is_corruption_not_a_crash)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:8m", 512, &d);
+	uint64_t s, l, free0;
+
+	CHECK(fs);
+	fs->msg = quiet;
+	CHECK_OK(alloc_data(fs, fs->data, 2, &s, &l));
+	CHECK_OK(alloc_free(fs, s + 1, 1));
+	free0 = fs->free_blocks;
+	/* s is allocated, s+1 is not: nothing may change */
+	CHECK_EQ(alloc_free(fs, s, 2), -EFSCORRUPTED);
+	CHECK_EQ(fs->free_blocks, free0);
+	CHECK(!alloc_is_busy(fs, s, 1));
+	CHECK_EQ(alloc_free(fs, fs->total - 1, 5), -EFSCORRUPTED);
+	CHECK_EQ(alloc_free(fs, 0, 1), -EFSCORRUPTED);
+	ref_abandon(fs);
+	hw_close(d);
+}
+
+int main(int argc, char **argv) { return test_main(argc, argv); }
