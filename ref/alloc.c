@@ -26,7 +26,7 @@
 static uint64_t group_len(const struct ref_fs *fs, uint32_t g)
 {
 	uint64_t first = fs->data + (uint64_t)g * fs->bpb;
-	uint64_t left = fs->total - first;
+	uint64_t left = first < fs->total ? fs->total - first : 0;
 
 	return left < fs->bpb ? left : fs->bpb;
 }
@@ -412,59 +412,76 @@ int alloc_free_meta(struct ref_fs *fs, uint64_t blk)
 }
 
 /*
- * The audit's half: compare the on-disk bitmap with `used`, a bitmap of
- * the data region that fsck rebuilt from every reference it found.
+ * The audit's half: compare the on-disk bitmap with `runs`, every
+ * reference the audit found, sorted by start.  Initialised groups are
+ * compared bit for bit with an expected bitmap built from the runs;
+ * never-used groups must hold no reference at all.
  */
-int alloc_check(struct ref_fs *fs, const uint8_t *used)
+int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 {
+	size_t bytes = fs->bs - BM_HDR_SIZE, r = 0;
 	uint64_t total_free = 0;
-	int bad = 0;
+	uint8_t *want = malloc(bytes);
+	int bad = 0, err = 0;
 
+	if (!want)
+		return -ENOMEM;
 	for (uint32_t g = 0; g < fs->bmaplen; g++) {
-		uint64_t glen = group_len(fs, g), base = (uint64_t)g * fs->bpb;
+		uint64_t glen = group_len(fs, g);
+		uint64_t gs = fs->data + (uint64_t)g * fs->bpb, ge = gs + glen;
 		uint64_t nfree = 0, mism = 0, first = 0;
-		struct rbuf *b = NULL;
-		int err;
+		const uint8_t *have;
+		struct rbuf *b;
 
-		if (g < fs->bminit) {
-			err = buf_read(fs, fs->bmap + g, MAGIC_BITMAP, &b);
-			if (err)
-				return err;
+		while (r < n && runs[r].start + runs[r].len <= gs)
+			r++;
+		if (g >= fs->bminit) {
+			if (r < n && runs[r].start < ge) {
+				ref_report(fs, "block %llu is referenced but lies in "
+					   "never-used bitmap group %u",
+					   (unsigned long long)(runs[r].start > gs ?
+								runs[r].start : gs), g);
+				bad = 1;
+			}
+			if (fs->grp_free[g] != glen) {
+				ref_report(fs, "bitmap group %u (unused): in-core free "
+					   "count %u, expected %llu", g,
+					   fs->grp_free[g], (unsigned long long)glen);
+				bad = 1;
+			}
+			total_free += glen;
+			continue;
 		}
-		for (uint64_t i = 0; i < glen;) {
-			/* a byte at a time where both sides are byte-aligned */
-			if ((i & 7) == 0 && ((base + i) & 7) == 0 && i + 8 <= glen) {
-				uint8_t u = used[(base + i) >> 3];
-				uint8_t m = b ? b->data[BM_HDR_SIZE + (i >> 3)] : 0;
+		memset(want, 0, bytes);
+		for (size_t k = r; k < n && runs[k].start < ge; k++) {
+			uint64_t a = runs[k].start > gs ? runs[k].start : gs;
+			uint64_t e = runs[k].start + runs[k].len < ge ?
+				     runs[k].start + runs[k].len : ge;
 
-				nfree += 8 - (uint64_t)__builtin_popcount(m);
-				if (u != m && mism == 0)
-					first = i + (uint64_t)__builtin_ctz(u ^ m);
-				mism += (uint64_t)__builtin_popcount(u ^ m);
-				i += 8;
-				continue;
-			}
-			{
-				bool ref = bit_test(used, base + i);
-				bool set = b ? bit_test(b->data + BM_HDR_SIZE, i) : false;
+			bits_set(want, a - gs, e - a, true);
+		}
+		err = buf_read(fs, fs->bmap + g, MAGIC_BITMAP, &b);
+		if (err)
+			break;
+		have = b->data + BM_HDR_SIZE;
+		for (uint64_t i = 0; i < glen; i++) {
+			bool set = bit_test(have, i);
 
-				if (!set)
-					nfree++;
-				if (ref != set && mism++ == 0)
-					first = i;
-				i++;
-			}
+			if (!set)
+				nfree++;
+			if (set != bit_test(want, i) && mism++ == 0)
+				first = i;
 		}
 		if (mism) {
 			ref_report(fs, "bitmap group %u: %llu blocks disagree with the "
 				   "references found (first: block %llu is %s but %s)", g,
 				   (unsigned long long)mism,
-				   (unsigned long long)(fs->data + base + first),
-				   bit_test(used, base + first) ? "referenced" : "unreferenced",
-				   bit_test(used, base + first) ? "free" : "allocated");
+				   (unsigned long long)(gs + first),
+				   bit_test(want, first) ? "referenced" : "unreferenced",
+				   bit_test(want, first) ? "free" : "allocated");
 			bad = 1;
 		}
-		if (b && get32(b->data + BLKHDR_SIZE) != nfree) {
+		if (get32(b->data + BLKHDR_SIZE) != nfree) {
 			ref_report(fs, "bitmap group %u: header says %u free, bits say %llu",
 				   g, get32(b->data + BLKHDR_SIZE), (unsigned long long)nfree);
 			bad = 1;
@@ -474,10 +491,12 @@ int alloc_check(struct ref_fs *fs, const uint8_t *used)
 				   g, fs->grp_free[g], (unsigned long long)nfree);
 			bad = 1;
 		}
-		if (b)
-			buf_put(fs, b);
+		buf_put(fs, b);
 		total_free += nfree;
 	}
+	free(want);
+	if (err)
+		return err;
 	if (total_free != fs->free_blocks) {
 		ref_report(fs, "free blocks: in-core %llu, bitmap %llu",
 			   (unsigned long long)fs->free_blocks,

@@ -110,6 +110,16 @@ const char *ref_strerror(int err)
 
 /* ---- mkfs ---- */
 
+/*
+ * Bitmap blocks for the n blocks after the bitmap's start: the fewest B
+ * with B * bpb >= n - B (each bitmap block covers bpb data blocks and
+ * takes one block itself), i.e. B = ceil(n / (bpb + 1)).
+ */
+uint32_t bitmap_blocks(uint64_t n, uint64_t bpb)
+{
+	return (uint32_t)((n + bpb) / (bpb + 1));
+}
+
 struct layout {
 	uint32_t bs, jlen, ninodes, itablen, bmaplen, maxrecs, maxext;
 	uint64_t total, itab, bmap, data;
@@ -150,7 +160,7 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	bpb = (uint64_t)(l->bs - BM_HDR_SIZE) * 8;
 	if (l->bmap >= l->total)
 		return -ENOSPC;
-	l->bmaplen = (uint32_t)((l->total - l->bmap + bpb - 1) / bpb);
+	l->bmaplen = bitmap_blocks(l->total - l->bmap, bpb);
 	l->data = l->bmap + l->bmaplen;
 	if (l->data + 16 > l->total)
 		return -ENOSPC;

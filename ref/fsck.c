@@ -15,9 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* One referenced run of device blocks, and who referenced it. */
+struct ref_run {
+	uint64_t start, len;
+	uint64_t ino;
+	const char *what;
+};
+
 struct audit {
 	struct ref_fs *fs;
-	uint8_t *used;          /* one bit per data-region block */
+	struct ref_run *runs;   /* every reference found (sparse: a 64 TiB */
+	size_t nruns, cap;      /* device costs what its files map)        */
 	int bad;
 	/* per-file walk state */
 	struct ref_inode *ip;
@@ -38,17 +46,42 @@ static int mark_used(struct audit *a, uint64_t blk, uint64_t len,
 		a->bad = 1;
 		return 0;
 	}
-	for (uint64_t b = blk - fs->data; b < blk - fs->data + len; b++) {
-		if (a->used[b >> 3] & (1u << (b & 7))) {
-			ref_report(fs, "inode %llu: %s block %llu is referenced twice",
-				   (unsigned long long)a->ip->ino, what,
-				   (unsigned long long)(b + fs->data));
-			a->bad = 1;
-			return 0;
-		}
-		a->used[b >> 3] |= (uint8_t)(1u << (b & 7));
+	if (a->nruns == a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 256;
+		struct ref_run *n = realloc(a->runs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->runs = n;
+		a->cap = ncap;
 	}
+	a->runs[a->nruns++] = (struct ref_run){ blk, len, a->ip->ino, what };
 	return 0;
+}
+
+static int run_cmp(const void *x, const void *y)
+{
+	const struct ref_run *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Sort the references; any overlap is a block referenced twice. */
+static void check_overlaps(struct audit *a)
+{
+	qsort(a->runs, a->nruns, sizeof(*a->runs), run_cmp);
+	for (size_t i = 1; i < a->nruns; i++) {
+		const struct ref_run *p = &a->runs[i - 1], *r = &a->runs[i];
+
+		if (p->start + p->len > r->start) {
+			ref_report(a->fs, "block %llu is referenced twice: %s of "
+				   "inode %llu and %s of inode %llu",
+				   (unsigned long long)r->start, p->what,
+				   (unsigned long long)p->ino, r->what,
+				   (unsigned long long)r->ino);
+			a->bad = 1;
+		}
+	}
 }
 
 static int node_block(void *arg, uint64_t blk)
@@ -213,22 +246,28 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 int fsck_run(struct ref_fs *fs)
 {
 	struct audit a = { .fs = fs };
-	uint64_t ndata = fs->total - fs->data;
 	int err = 0;
 
-	a.used = calloc((ndata + 7) / 8 + 8, 1);
-	if (!a.used)
-		return -ENOMEM;
 	for (uint32_t i = 0; i < fs->ninodes && !err; i++)
 		err = audit_file(&a, &fs->inodes[i]);
 	if (!err) {
-		err = alloc_check(fs, a.used);
+		struct alloc_run *runs = NULL;
+
+		check_overlaps(&a);
+		runs = malloc((a.nruns ? a.nruns : 1) * sizeof(*runs));
+		if (!runs)
+			err = -ENOMEM;
+		for (size_t i = 0; !err && i < a.nruns; i++)
+			runs[i] = (struct alloc_run){ a.runs[i].start, a.runs[i].len };
+		if (!err)
+			err = alloc_check(fs, runs, a.nruns);
+		free(runs);
 		if (err == -EFSCORRUPTED) {
 			a.bad = 1;
 			err = 0;
 		}
 	}
-	free(a.used);
+	free(a.runs);
 	if (err)
 		return err;
 	return a.bad ? -EFSCORRUPTED : 0;

@@ -64,7 +64,7 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 	else if (fs->bmap != fs->itab + fs->itablen)
 		why = "bad bitmap location";
 	else if (fs->bmap >= fs->total ||
-		 fs->bmaplen != (fs->total - fs->bmap + bpb - 1) / bpb)
+		 fs->bmaplen != bitmap_blocks(fs->total - fs->bmap, bpb))
 		why = "bad bitmap size";
 	else if (fs->data != fs->bmap + fs->bmaplen || fs->data + 16 > fs->total)
 		why = "bad data region";

@@ -185,6 +185,7 @@ int  blk_verify(const void *data, size_t span, uint32_t magic, uint64_t blkno);
 int  blk_verify_full(const void *data, size_t span, size_t bs, uint32_t magic,
 		     uint64_t blkno);
 size_t blk_crc_span(const struct ref_fs *fs, const void *data);
+uint32_t bitmap_blocks(uint64_t n, uint64_t bpb);
 
 /* buffer cache (bcache.c) */
 int  bcache_init(struct ref_fs *fs, size_t cache_max);
@@ -220,7 +221,9 @@ int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
 int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
 void alloc_release_busy(struct ref_fs *fs, bool checkpoint);
 bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len);
-int  alloc_check(struct ref_fs *fs, const uint8_t *ref_bits);
+/* A referenced run of data-region blocks, for the audit. */
+struct alloc_run { uint64_t start, len; };
+int  alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n);
 
 /* inodes (inode.c) */
 int  inode_mount(struct ref_fs *fs);

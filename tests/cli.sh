@@ -49,6 +49,10 @@ expect_status 0 "io truncate up" -- run io mem:64m -c "pwrite -S 0xab 0 1m" \
 expect_grep "$tmp/out" '^00001380:  ab ab ab ab ab ab ab ab 00 00 00 00 00 00 00 00' "zeros from 5000"
 expect_grep "$tmp/out" '^stat.size = 1048576$' "stat.size"
 
+# --- null: keeps metadata only, so a 64 TiB device costs nothing
+expect_status 0 "null:64t" -- run io null:64t -c "pwrite -S 1 0 1g" -c "truncate 5000" -c stat
+expect_grep "$tmp/out" '^stat.size = 5000$' "null:64t stat"
+
 # --- bmap shows unwritten extents; counters are printed by name
 expect_status 0 "bmap" -- run io mem:64m -c "falloc 0 64k" -c "pwrite -S 1 0 4k" -c "bmap -v" -c counters
 expect_grep "$tmp/out" 'unwritten' "bmap flags unwritten"
