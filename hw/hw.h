@@ -1,8 +1,8 @@
 /*
  * hw.h - the device interface of fsoracle.
  *
- * Every storage backend (null, mem, file; later pmem, zoned, zbd) and every
- * stacking layer (later crash, faulty, log) is an hw_dev behind one vtable.
+ * Every storage backend (null, mem, file, pmem, zoned, zbd) and every
+ * stacking layer (crash, faulty, log) is an hw_dev behind one vtable.
  * The engine (ref/) sees nothing else of its environment.  hw/ knows nothing
  * of filesystems: it moves bytes, flushes caches and reports geometry.
  *
@@ -18,6 +18,7 @@
 #ifndef FSORACLE_HW_H
 #define FSORACLE_HW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -122,6 +123,14 @@ struct hw_ops {
 	int  (*zone_append)(struct hw_dev *dev, uint64_t zone,
 			    const void *buf, size_t len, unsigned flags,
 			    uint64_t *written_off);
+
+	/*
+	 * One line on what the device really is, for --help style output
+	 * and logs (pmem: the store granularity libpmem2 gave, and whether
+	 * persistence is real or emulated).  NULL: hw_describe() writes the
+	 * backend name and size.
+	 */
+	int  (*describe)(struct hw_dev *dev, char *buf, size_t len);
 	void *reserved[4];
 };
 
@@ -138,6 +147,25 @@ struct hw_dev {
  *   null:SIZE                       stores META writes only, reads zeros
  *   mem:SIZE                        RAM (sparse: untouched pages cost nothing)
  *   file:PATH[,size=SIZE]           an image file; size= creates or grows it
+ *   pmem:PATH[,size=SIZE]           PATH mapped with libpmem2: writes are
+ *                                   stores, hw_persist() makes them durable
+ *   zoned:mem,size=SIZE[,ZONEOPTS]  emulated zoned device in RAM
+ *   zoned:file,path=PATH[,size=SIZE][,ZONEOPTS]
+ *                                   emulated zoned device in an image file,
+ *                                   zone state kept in PATH.zones
+ *   zbd:PATH                        a real zoned block device (libzbd)
+ * ZONEOPTS (null_blk's names): zone=SIZE (default 256m), cap=SIZE (zone
+ * capacity, default zone), conv=N, append_max=SIZE, max_open=N,
+ * max_active=N (0 = no limit), readonly=N, offline=N (the last zones).
+ *
+ * Layers stack on any spec, options in brackets:
+ *   crash[atomic=N]:SPEC            keeps writes not yet durable so that
+ *                                   hw_crash_cut() can drop or tear them
+ *   faulty[read=N,write=N,flush=N,off=OFF,len=LEN,sticky]:SPEC
+ *                                   fails chosen I/Os with -EIO
+ *   log:SPEC                        records writes, flushes and marks for
+ *                                   hw_log_replay()
+ * e.g. "log:crash:pmem:/tmp/p,size=64m", "faulty[write=5,sticky]:mem:1m".
  * SIZE takes k/m/g/t suffixes (powers of 1024) and must be a multiple of
  * 4096.  On error returns -errno and writes one line to err (if non-NULL).
  */
@@ -175,5 +203,139 @@ int hw_zone_append(struct hw_dev *dev, uint64_t zone, const void *buf,
 
 /* Parse "64m", "1g", "4096", "0x1000" (k/m/g/t = 2^10..2^40). */
 int hw_parse_size(const char *s, uint64_t *out);
+
+/* One line describing dev (what is real, what is emulated). */
+int hw_describe(struct hw_dev *dev, char *buf, size_t len);
+
+/* The device and layer grammar, several lines, for a program's --help. */
+const char *hw_devices_help(void);
+
+/*
+ * ---- The crash layer ------------------------------------------------
+ *
+ * "crash:SPEC" passes every I/O to SPEC at once and remembers each write
+ * that is not durable yet, with the bytes it replaced.  A write becomes
+ * durable at a flush (every write before it), as an HW_FUA write (that
+ * write), or under hw_persist() (the bytes in the range: pmem's flush +
+ * fence).  In a sequential zone a durable write makes the zone's earlier
+ * writes durable too, and zone finish makes the whole zone durable;
+ * zone reset and finish are durable when they return.
+ *
+ * hw_crash_cut() is the power cut: pending writes survive or vanish as
+ * the cut chooses, and a write that is torn survives in part, in whole
+ * atomic units (geo.atomic_write: 512-byte sectors on block devices,
+ * 8-byte words on pmem; crash[atomic=N] overrides).  Afterwards the
+ * device holds exactly the crash image (open zones closed, write
+ * pointers rewound to what survived) and runs on from there, so the
+ * caller remounts on the same handle.  The functions below find the
+ * crash layer anywhere in a stack ("log:crash:mem:1m" works) and
+ * return -EINVAL if there is none.
+ */
+enum hw_cut_kind {
+	HW_CUT_DROP_ALL = 0, /* only durable writes survive (the default)    */
+	HW_CUT_KEEP_ALL,     /* every write survives                         */
+	HW_CUT_PREFIX,       /* the first n pending writes survive           */
+	HW_CUT_MARK,         /* pending writes issued before mark n survive  */
+	HW_CUT_RANDOM,       /* each pending write survives by a coin (seed) */
+	HW_CUT_MASK,         /* pending write i survives iff mask bit i      */
+};
+
+enum hw_tear {
+	HW_TEAR_NONE = 0,    /* a dropped write vanishes whole               */
+	HW_TEAR_SEED,        /* each atomic unit survives by a coin (seed)   */
+	HW_TEAR_UNITS,       /* the write's first `units` atomic units survive */
+};
+
+/*
+ * A cut.  Zero is "drop everything not durable, tear nothing".  Tearing
+ * applies to the writes the cut drops: for PREFIX and MARK only to the
+ * first of them (the write in flight when the power failed), for the
+ * other kinds to every one.  Pending writes are numbered 0.. in issue
+ * order (hw_crash_pending() of them); mask bit i is byte i / 8, bit
+ * i % 8, and bits at or past mask_bits count as 0.
+ */
+struct hw_cut {
+	enum hw_cut_kind kind;
+	uint64_t n;             /* PREFIX: how many; MARK: a hw_crash_mark() */
+	uint64_t seed;          /* RANDOM and HW_TEAR_SEED                   */
+	const uint8_t *mask;    /* MASK                                      */
+	uint64_t mask_bits;
+	enum hw_tear tear;
+	uint64_t units;         /* HW_TEAR_UNITS                             */
+};
+
+struct hw_crash_info {
+	uint64_t pending;        /* writes a cut may drop                    */
+	uint64_t pending_bytes;
+	uint64_t next_mark;      /* what hw_crash_mark() returns now         */
+	uint64_t durable_points; /* flushes, FUA writes and persists so far  */
+	uint64_t cuts;
+	uint32_t atomic;         /* bytes a power cut never tears            */
+};
+
+int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut);
+/* Pending writes (>= 0), or -EINVAL without a crash layer. */
+int64_t hw_crash_pending(struct hw_dev *dev);
+/* A mark for HW_CUT_MARK: writes issued from now on come after it. */
+int64_t hw_crash_mark(struct hw_dev *dev);
+int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out);
+
+/*
+ * ---- The faulty layer -----------------------------------------------
+ *
+ * "faulty[...]:SPEC" fails chosen I/Os before they reach SPEC (a failed
+ * write changes nothing).  Each armed fault counts the I/Os it matches
+ * and fires at the nth one: once, or, if sticky, at that one and every
+ * later one.  The spec's write=N, read=N, flush=N arm one fault each;
+ * off=,len= restrict them (alone they arm "first read or write
+ * touching the range"); sticky applies to all of them.
+ */
+#define HW_FAULT_READ  (1u << 0)
+#define HW_FAULT_WRITE (1u << 1) /* writes, zero-outs, zone appends       */
+#define HW_FAULT_FLUSH (1u << 2) /* flushes and persists                  */
+
+struct hw_fault {
+	unsigned ops;      /* HW_FAULT_*; 0 means reads and writes            */
+	uint64_t nth;      /* fire at the nth matching I/O from arming (0 = 1) */
+	uint64_t off, len; /* only I/Os touching [off, off+len); len 0 = any;
+			      a flush matches every range                     */
+	int error;         /* what the I/O returns; 0 means -EIO              */
+	bool sticky;       /* also fail every later matching I/O              */
+};
+
+#define HW_FAULTS_MAX 8
+
+/* Arm a fault: returns its id (>= 0), -ENOSPC when HW_FAULTS_MAX are armed. */
+int hw_fault_arm(struct hw_dev *dev, const struct hw_fault *fault);
+/* Disarm fault id, or every fault for id < 0. */
+int hw_fault_disarm(struct hw_dev *dev, int id);
+/* I/Os failed so far by the faulty layer (>= 0), or -EINVAL. */
+int64_t hw_fault_fired(struct hw_dev *dev);
+
+/*
+ * ---- The log layer --------------------------------------------------
+ *
+ * "log:SPEC" records, in memory and in order, every write (with its data
+ * and flags), zero-out, discard, flush, persist and zone reset / open /
+ * close / finish that SPEC completed, and marks added by the caller, as
+ * dm-log-writes does.  A zone append is recorded as the write it became.
+ * hw_log_replay() applies the entries before mark `mark` (HW_LOG_END:
+ * all of them) to target through the public calls, so target can be any
+ * device at least as large, a crash layer included.
+ */
+#define HW_LOG_END UINT64_MAX
+
+struct hw_log_info {
+	uint64_t entries;  /* recorded I/Os, marks excluded */
+	uint64_t marks;
+	uint64_t bytes;    /* data held in memory            */
+};
+
+/* Add a mark (label may be NULL); returns its number, 0 for the first. */
+int64_t hw_log_mark(struct hw_dev *dev, const char *label);
+/* The number of the first mark labelled label, or -ENOENT. */
+int64_t hw_log_find(struct hw_dev *dev, const char *label);
+int hw_log_replay(struct hw_dev *logdev, struct hw_dev *target, uint64_t mark);
+int hw_log_info(struct hw_dev *dev, struct hw_log_info *out);
 
 #endif

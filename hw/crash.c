@@ -1,0 +1,730 @@
+/*
+ * crash.c - "crash[atomic=N]:SPEC", power cuts on demand (SQLite's crash
+ * VFS, test6.c, for block devices and pmem).
+ *
+ * Every I/O goes to the lower device at once, so reads see what was
+ * written.  Each write, zero-out or discard is also recorded, with the
+ * bytes it replaced, until it is durable:
+ *
+ *   rec[0] rec[1] ... rec[n-1]      issue order; durable ones stay in
+ *                                   the list while an older pending one
+ *                                   could still be undone under them
+ *
+ *   flush            every record durable (the list empties)
+ *   HW_FUA write     that record durable
+ *   persist(off,len) the bytes in range durable: records are split at
+ *                    the range's edges (pmem: flush + fence of lines)
+ *
+ * A cut (hw_crash_cut) decides for each pending record: kept, dropped or
+ * torn (kept in whole atomic units chosen by the cut), then rebuilds the
+ * lower device as power would have left it:
+ *
+ *   undo:  write back every record's old bytes, newest first
+ *          -> the durable image before the first record
+ *   redo:  write every kept record's bytes (the kept units of a torn
+ *          one), oldest first
+ *
+ * then flushes the lower device and forgets the records.  Sequential
+ * zones cannot be written backwards, so there the cut rewinds instead:
+ * a zone keeps its records in order up to the first one lost (and the
+ * kept leading units of a torn one), its write pointer moves back to
+ * that point and open zones close, as after a power cycle (this needs
+ * the zone model at the bottom of the stack: real zoned hardware cannot
+ * be rewound, and a cut that would have to is -EOPNOTSUPP).  In a
+ * sequential zone a durable record makes the zone's earlier records
+ * durable (a zone has no holes below its write pointer); zone finish
+ * makes the whole zone durable and reset forgets its records, both
+ * being durable on return.
+ *
+ * The old bytes are read through the lower device, so a faulty layer
+ * should sit above this one ("faulty:crash:..."), not below.
+ */
+#include "hw/hw_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct crash_rec {
+	uint64_t off, len;
+	uint64_t seq;          /* the write's number: marks and coins      */
+	uint8_t *old;          /* bytes replaced; NULL in sequential zones */
+	uint8_t *data;         /* bytes written; NULL means zeros          */
+	bool durable;
+	bool seqzone;
+};
+
+struct crash_dev {
+	struct hw_layer l;
+	struct crash_rec *rec;
+	size_t nrec, cap;
+	uint64_t next_seq;
+	uint64_t points, cuts;
+	uint32_t atomic;
+	uint64_t seq_start;    /* first byte of the sequential zones, or ~0 */
+};
+
+enum fate { KEEP, DROP, TEAR };
+
+static const struct hw_ops crash_ops;
+
+static struct crash_dev *to_crash(struct hw_dev *dev)
+{
+	return (struct crash_dev *)dev;
+}
+
+static struct hw_dev *lower(struct crash_dev *cd)
+{
+	return cd->l.lower;
+}
+
+static uint64_t zone_of(const struct crash_dev *cd, uint64_t off)
+{
+	return off / cd->l.dev.geo.zone_size;
+}
+
+static void rec_free(struct crash_rec *r)
+{
+	free(r->old);
+	free(r->data);
+}
+
+static int rec_push(struct crash_dev *cd, const struct crash_rec *r)
+{
+	struct crash_rec *p = hw_grow(cd->rec, &cd->cap, cd->nrec, sizeof(*r));
+
+	if (!p)
+		return -ENOMEM;
+	cd->rec = p;
+	cd->rec[cd->nrec++] = *r;
+	return 0;
+}
+
+static void forget_all(struct crash_dev *cd)
+{
+	for (size_t i = 0; i < cd->nrec; i++)
+		rec_free(&cd->rec[i]);
+	cd->nrec = 0;
+}
+
+/* Durable records at the head can never be undone: drop them. */
+static void trim_head(struct crash_dev *cd)
+{
+	size_t k = 0;
+
+	while (k < cd->nrec && cd->rec[k].durable)
+		rec_free(&cd->rec[k++]);
+	memmove(cd->rec, cd->rec + k, (cd->nrec - k) * sizeof(*cd->rec));
+	cd->nrec -= k;
+}
+
+static uint8_t *dup_bytes(const uint8_t *p, uint64_t len)
+{
+	uint8_t *d;
+
+	if (!p)
+		return NULL;
+	d = malloc(len ? (size_t)len : 1);
+	if (d)
+		memcpy(d, p, (size_t)len);
+	return d;
+}
+
+/* Every record of zone z durable (a durable write or finish there). */
+static void zone_durable(struct crash_dev *cd, uint64_t z)
+{
+	for (size_t i = 0; i < cd->nrec; i++)
+		if (cd->rec[i].seqzone && zone_of(cd, cd->rec[i].off) == z)
+			cd->rec[i].durable = true;
+}
+
+/*
+ * Record [off, off + len) after the lower device completed it: data is
+ * what was written (NULL: zeros, or with readback, whatever the lower
+ * device now holds), old what it replaced (NULL in sequential zones).
+ */
+static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
+		  uint8_t *old, const uint8_t *data, bool readback,
+		  bool durable, uint64_t seq)
+{
+	struct crash_rec r = {
+		.off = off, .len = len, .seq = seq, .old = old,
+		.durable = durable, .seqzone = off >= cd->seq_start,
+	};
+	int rc;
+
+	if (readback) {
+		r.data = malloc((size_t)len);
+		rc = r.data ? hw_read(lower(cd), off, r.data, (size_t)len)
+			    : -ENOMEM;
+	} else {
+		r.data = dup_bytes(data, len);
+		rc = data && !r.data ? -ENOMEM : 0;
+	}
+	if (!rc)
+		rc = rec_push(cd, &r);
+	if (rc) {
+		rec_free(&r);
+		return rc;
+	}
+	if (durable && r.seqzone)
+		zone_durable(cd, zone_of(cd, off));
+	return 0;
+}
+
+enum io_kind { IO_WRITE, IO_ZERO, IO_DISCARD };
+
+/*
+ * A write, zero-out or discard: read what it will replace outside the
+ * sequential zones, do it, record it.  A discard changes nothing in a
+ * sequential zone (the zone model ignores it there).
+ */
+static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
+		    const uint8_t *buf, uint64_t len, unsigned flags)
+{
+	uint64_t plain = off >= cd->seq_start ? 0
+		       : cd->seq_start - off < len ? cd->seq_start - off : len;
+	uint64_t seq = cd->next_seq++;
+	bool fua = flags & HW_FUA;
+	uint8_t *old = NULL;
+	int rc;
+
+	if (plain) {
+		old = malloc((size_t)plain);
+		if (!old)
+			return -ENOMEM;
+		rc = hw_read(lower(cd), off, old, (size_t)plain);
+		if (rc)
+			goto out_error;
+	}
+	rc = kind == IO_WRITE ? hw_write(lower(cd), off, buf, (size_t)len, flags)
+	   : kind == IO_ZERO  ? hw_zero_out(lower(cd), off, len, flags)
+	   : hw_discard(lower(cd), off, len);
+	if (rc)
+		goto out_error;
+	if (plain) {
+		rc = record(cd, off, plain, old, buf, kind == IO_DISCARD, fua,
+			    seq);
+		old = NULL;
+	}
+	/* Sequential zones: one record per zone, never one across two. */
+	for (uint64_t at = off + plain, n; !rc && at < off + len &&
+	     kind != IO_DISCARD; at += n) {
+		uint64_t zend = (zone_of(cd, at) + 1) * cd->l.dev.geo.zone_size;
+
+		n = off + len - at < zend - at ? off + len - at : zend - at;
+		rc = record(cd, at, n, NULL, buf ? buf + (at - off) : NULL,
+			    false, fua, seq);
+	}
+	if (fua)
+		cd->points++;
+	trim_head(cd);
+	return rc;
+
+out_error:
+	free(old);
+	return rc;
+}
+
+static int crash_write(struct hw_dev *dev, uint64_t off, const void *buf,
+		       size_t len, unsigned flags)
+{
+	return crash_io(to_crash(dev), IO_WRITE, off, buf, len, flags);
+}
+
+static int crash_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
+			  unsigned flags)
+{
+	return crash_io(to_crash(dev), IO_ZERO, off, NULL, len, flags);
+}
+
+static int crash_discard(struct hw_dev *dev, uint64_t off, uint64_t len)
+{
+	return crash_io(to_crash(dev), IO_DISCARD, off, NULL, len, 0);
+}
+
+static int crash_flush(struct hw_dev *dev)
+{
+	struct crash_dev *cd = to_crash(dev);
+	int rc = hw_flush(lower(cd));
+
+	if (rc)
+		return rc;
+	forget_all(cd);
+	cd->points++;
+	return 0;
+}
+
+/* The part [a, b) of r, as a record of its own. */
+static int rec_slice(const struct crash_rec *r, uint64_t a, uint64_t b,
+		     bool durable, struct crash_rec *out)
+{
+	*out = *r;
+	out->off = a;
+	out->len = b - a;
+	out->durable = durable;
+	out->old = r->old ? dup_bytes(r->old + (a - r->off), b - a) : NULL;
+	out->data = r->data ? dup_bytes(r->data + (a - r->off), b - a) : NULL;
+	if ((r->old && !out->old) || (r->data && !out->data)) {
+		rec_free(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * persist(off, len) on pmem: the pending bytes inside the range become
+ * durable.  A record that straddles an edge is split, before / inside /
+ * after:
+ *
+ *   record    |-----pending-----|
+ *   persist        [=====]
+ *   result    |pend|durab|pend--|
+ *
+ * Below a device that is not byte-addressable, hw_persist() is a flush
+ * and makes everything durable.
+ */
+static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
+{
+	struct crash_dev *cd = to_crash(dev);
+	struct crash_rec *old = cd->rec, piece;
+	uint64_t end = off + len;
+	size_t n = cd->nrec;
+	int rc = hw_persist(lower(cd), off, len);
+
+	if (rc)
+		return rc;
+	cd->points++;
+	if (!(lower(cd)->geo.caps & HW_CAP_BYTE_ADDR)) {
+		forget_all(cd);
+		return 0;
+	}
+	cd->rec = NULL;
+	cd->nrec = cd->cap = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct crash_rec *r = &old[i];
+		uint64_t r_end = r->off + r->len;
+		uint64_t a = r->off > off ? r->off : off;
+		uint64_t b = r_end < end ? r_end : end;
+		uint64_t edge[4] = { r->off, a, b, r_end };
+
+		if (r->durable || a >= b || (a == r->off && b == r_end)) {
+			r->durable = r->durable || a < b;
+			rc = rec_push(cd, r);       /* moved, not copied */
+			if (!rc)
+				r->old = r->data = NULL;
+			continue;
+		}
+		for (int k = 0; k < 3 && !rc; k++) {
+			if (edge[k] == edge[k + 1])
+				continue;
+			rc = rec_slice(r, edge[k], edge[k + 1], k == 1, &piece);
+			if (!rc && (rc = rec_push(cd, &piece)))
+				rec_free(&piece);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		rec_free(&old[i]);
+	free(old);
+	trim_head(cd);
+	return rc;
+}
+
+static int crash_zone_append(struct hw_dev *dev, uint64_t zone,
+			     const void *buf, size_t len, unsigned flags,
+			     uint64_t *written_off)
+{
+	struct crash_dev *cd = to_crash(dev);
+	int rc = hw_zone_append(lower(cd), zone, buf, len, flags, written_off);
+
+	if (rc)
+		return rc;
+	rc = record(cd, *written_off, len, NULL, buf, false, flags & HW_FUA,
+		    cd->next_seq++);
+	if (flags & HW_FUA)
+		cd->points++;
+	trim_head(cd);
+	return rc;
+}
+
+static int crash_zone_mgmt(struct hw_dev *dev, enum hw_zone_op op,
+			   uint64_t zone)
+{
+	struct crash_dev *cd = to_crash(dev);
+	size_t k = 0;
+	int rc = hw_zone_mgmt(lower(cd), op, zone);
+
+	if (rc)
+		return rc;
+	if (op == HW_ZONE_FINISH)
+		zone_durable(cd, zone);
+	if (op == HW_ZONE_RESET) {
+		for (size_t i = 0; i < cd->nrec; i++) {
+			struct crash_rec *r = &cd->rec[i];
+
+			if (r->seqzone && zone_of(cd, r->off) == zone)
+				rec_free(r);
+			else
+				cd->rec[k++] = *r;
+		}
+		cd->nrec = k;
+	}
+	trim_head(cd);
+	return 0;
+}
+
+/* ---- the cut ------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static bool coin(uint64_t seed, uint64_t a, uint64_t b)
+{
+	return mix(seed ^ mix(a ^ mix(b))) & 1;
+}
+
+/* Does unit k (ordinal in r) of absolute index u survive a tear? */
+static bool unit_kept(const struct hw_cut *c, const struct crash_rec *r,
+		      uint64_t k, uint64_t u)
+{
+	if (c->tear == HW_TEAR_UNITS)
+		return k < c->units;
+	return coin(c->seed, r->seq, u);
+}
+
+/*
+ * The atomic units of r, in order, clipped to r:
+ *
+ *   unit     |.......|.......|.......|
+ *   record      [=================]
+ *   pieces      [====][======][===]     k = 0, 1, 2
+ */
+struct unit_iter {
+	uint64_t a, b;      /* this piece            */
+	uint64_t k, u;      /* ordinal, absolute index */
+};
+
+static bool unit_next(const struct crash_rec *r, uint32_t atomic,
+		      struct unit_iter *it, bool first)
+{
+	uint64_t end = r->off + r->len;
+
+	if (first) {
+		it->a = r->off;
+		it->k = 0;
+	} else {
+		it->a = it->b;
+		it->k++;
+	}
+	if (it->a >= end)
+		return false;
+	it->u = it->a / atomic;
+	it->b = (it->u + 1) * atomic;
+	if (it->b > end)
+		it->b = end;
+	return true;
+}
+
+static int cut_check(const struct crash_dev *cd, const struct hw_cut *c,
+		     uint64_t pending)
+{
+	if (c->kind < HW_CUT_DROP_ALL || c->kind > HW_CUT_MASK ||
+	    c->tear < HW_TEAR_NONE || c->tear > HW_TEAR_UNITS)
+		return -EINVAL;
+	if (c->kind == HW_CUT_PREFIX && c->n > pending)
+		return -EINVAL;
+	if (c->kind == HW_CUT_MARK && c->n > cd->next_seq)
+		return -EINVAL;
+	if (c->kind == HW_CUT_MASK && c->mask_bits && !c->mask)
+		return -EINVAL;
+	return 0;
+}
+
+/* The fate of every record under cut c. */
+static void decide(const struct crash_dev *cd, const struct hw_cut *c,
+		   enum fate *fate)
+{
+	bool torn_one = false;
+	uint64_t pi = 0;
+
+	for (size_t i = 0; i < cd->nrec; i++) {
+		const struct crash_rec *r = &cd->rec[i];
+		bool keep;
+
+		if (r->durable) {
+			fate[i] = KEEP;
+			continue;
+		}
+		switch (c->kind) {
+		case HW_CUT_KEEP_ALL: keep = true; break;
+		case HW_CUT_PREFIX:   keep = pi < c->n; break;
+		case HW_CUT_MARK:     keep = r->seq < c->n; break;
+		case HW_CUT_RANDOM:   keep = coin(c->seed, r->seq, UINT64_MAX); break;
+		case HW_CUT_MASK:
+			keep = pi < c->mask_bits &&
+			       (c->mask[pi / 8] >> (pi % 8) & 1);
+			break;
+		default:              keep = false; break;
+		}
+		pi++;
+		fate[i] = keep ? KEEP : DROP;
+		if (keep || c->tear == HW_TEAR_NONE)
+			continue;
+		if (c->kind == HW_CUT_PREFIX || c->kind == HW_CUT_MARK) {
+			if (torn_one)
+				continue;
+			torn_one = true;
+		}
+		fate[i] = TEAR;
+	}
+}
+
+/*
+ * Sequential zones: walk each zone's records in order; the write
+ * pointer ends where the first lost byte would have gone.
+ */
+static int cut_zones(struct crash_dev *cd, const struct hw_cut *c,
+		     const enum fate *fate, uint8_t *done)
+{
+	struct unit_iter it;
+	int rc;
+
+	for (size_t i = 0; i < cd->nrec; i++) {
+		uint64_t z, wp, end;
+		bool lost = false;
+
+		if (!cd->rec[i].seqzone || done[i])
+			continue;
+		z = zone_of(cd, cd->rec[i].off);
+		wp = cd->rec[i].off;
+		end = wp;
+		for (size_t j = i; j < cd->nrec; j++) {
+			const struct crash_rec *r = &cd->rec[j];
+
+			if (!r->seqzone || zone_of(cd, r->off) != z)
+				continue;
+			done[j] = 1;
+			end = r->off + r->len;
+			if (lost)
+				continue;
+			if (fate[j] == KEEP) {
+				wp = end;
+				continue;
+			}
+			lost = true;
+			for (bool f = true; fate[j] == TEAR &&
+			     unit_next(r, cd->atomic, &it, f) &&
+			     unit_kept(c, r, it.k, it.u); f = false)
+				wp = it.b;
+		}
+		if (wp < end) {
+			rc = hw_zoned_rewind(lower(cd), z, wp);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int put_bytes(struct crash_dev *cd, uint64_t off, const uint8_t *data,
+		     uint64_t len)
+{
+	if (data)
+		return hw_write(lower(cd), off, data, (size_t)len, 0);
+	return hw_zero_out(lower(cd), off, len, 0);
+}
+
+/* Everything else: undo newest first, redo what survives oldest first. */
+static int cut_plain(struct crash_dev *cd, const struct hw_cut *c,
+		     const enum fate *fate)
+{
+	struct unit_iter it;
+	int rc;
+
+	for (size_t i = cd->nrec; i-- > 0;) {
+		const struct crash_rec *r = &cd->rec[i];
+
+		if (!r->seqzone && (rc = put_bytes(cd, r->off, r->old, r->len)))
+			return rc;
+	}
+	for (size_t i = 0; i < cd->nrec; i++) {
+		const struct crash_rec *r = &cd->rec[i];
+
+		if (r->seqzone || fate[i] == DROP)
+			continue;
+		if (fate[i] == KEEP) {
+			rc = put_bytes(cd, r->off, r->data, r->len);
+			if (rc)
+				return rc;
+			continue;
+		}
+		for (bool f = true; unit_next(r, cd->atomic, &it, f); f = false) {
+			if (!unit_kept(c, r, it.k, it.u))
+				continue;
+			rc = put_bytes(cd, it.a,
+				       r->data ? r->data + (it.a - r->off) : NULL,
+				       it.b - it.a);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int64_t pending_count(const struct crash_dev *cd, uint64_t *bytes)
+{
+	int64_t n = 0;
+
+	if (bytes)
+		*bytes = 0;
+	for (size_t i = 0; i < cd->nrec; i++) {
+		if (cd->rec[i].durable)
+			continue;
+		n++;
+		if (bytes)
+			*bytes += cd->rec[i].len;
+	}
+	return n;
+}
+
+static struct crash_dev *find(struct hw_dev *dev)
+{
+	return (struct crash_dev *)hw_layer_find(dev, &crash_ops);
+}
+
+int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
+{
+	static const struct hw_cut drop_all;
+	struct crash_dev *cd = find(dev);
+	enum fate *fate;
+	uint8_t *done;
+	int rc;
+
+	if (!cd)
+		return -EINVAL;
+	if (!cut)
+		cut = &drop_all;
+	rc = cut_check(cd, cut, (uint64_t)pending_count(cd, NULL));
+	if (rc)
+		return rc;
+	fate = calloc(cd->nrec + 1, sizeof(*fate));
+	done = calloc(cd->nrec + 1, 1);
+	if (!fate || !done) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	decide(cd, cut, fate);
+	/* Zones first: a device that cannot rewind fails before any change. */
+	rc = cut_zones(cd, cut, fate, done);
+	if (!rc)
+		rc = cut_plain(cd, cut, fate);
+	if (!rc)
+		rc = hw_flush(lower(cd));
+	if (!rc && (rc = hw_zoned_power_cycle(lower(cd))) == -EOPNOTSUPP)
+		rc = 0;
+	if (!rc) {
+		forget_all(cd);
+		cd->cuts++;
+	}
+out:
+	free(fate);
+	free(done);
+	return rc;
+}
+
+int64_t hw_crash_pending(struct hw_dev *dev)
+{
+	struct crash_dev *cd = find(dev);
+
+	return cd ? pending_count(cd, NULL) : -EINVAL;
+}
+
+int64_t hw_crash_mark(struct hw_dev *dev)
+{
+	struct crash_dev *cd = find(dev);
+
+	return cd ? (int64_t)cd->next_seq : -EINVAL;
+}
+
+int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
+{
+	struct crash_dev *cd = find(dev);
+
+	if (!cd || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->pending = (uint64_t)pending_count(cd, &out->pending_bytes);
+	out->next_mark = cd->next_seq;
+	out->durable_points = cd->points;
+	out->cuts = cd->cuts;
+	out->atomic = cd->atomic;
+	return 0;
+}
+
+static void crash_destroy(struct hw_dev *dev)
+{
+	struct crash_dev *cd = to_crash(dev);
+
+	forget_all(cd);
+	free(cd->rec);
+	hw_layer_destroy(dev);
+}
+
+static const struct hw_ops crash_ops = {
+	.name = "crash",
+	.read = hw_layer_read,
+	.write = crash_write,
+	.flush = crash_flush,
+	.zero_out = crash_zero_out,
+	.discard = crash_discard,
+	.destroy = crash_destroy,
+	.persist = crash_persist,
+	.report_zones = hw_layer_report_zones,
+	.zone_mgmt = crash_zone_mgmt,
+	.zone_append = crash_zone_append,
+	.describe = hw_layer_describe,
+};
+
+static int crash_open(const struct hw_opts *o, struct hw_dev *low,
+		      struct hw_dev **out, char *err, size_t errlen)
+{
+	struct crash_dev *cd;
+	uint32_t atomic;
+	int rc;
+
+	rc = hw_opts_u32(o, "atomic", low->geo.atomic_write, &atomic, err,
+			 errlen);
+	if (rc)
+		return rc;
+	if (atomic == 0 || atomic > (1u << 20) || (atomic & (atomic - 1)))
+		return hw_errf(err, errlen, -EINVAL,
+			       "atomic=%u in '%s' must be a power of two from 1 to 1m",
+			       atomic, o->spec);
+	cd = calloc(1, sizeof(*cd));
+	if (!cd)
+		return hw_errf(err, errlen, -ENOMEM, "out of memory opening '%s'",
+			       o->spec);
+	hw_layer_init(&cd->l, &crash_ops, low);
+	cd->atomic = atomic;
+	cd->l.dev.geo.atomic_write = atomic;
+	cd->seq_start = (low->geo.caps & HW_CAP_ZONED)
+			? low->geo.nr_conv * low->geo.zone_size : UINT64_MAX;
+	*out = &cd->l.dev;
+	return 0;
+}
+
+static const char *const crash_keys[] = { "atomic", NULL };
+
+const struct hw_layer_kind hw_crash_layer = {
+	.kind = "crash",
+	.usage = "crash[atomic=N]:SPEC",
+	.keys = crash_keys,
+	.ops = &crash_ops,
+	.open = crash_open,
+};
