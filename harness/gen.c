@@ -49,12 +49,36 @@ int gen_init(struct gen *g, const struct gen_cfg *cfg)
 	if (!g->total)
 		return -EINVAL;
 	rng_seed(&g->rng, g->cfg.seed);
+	gen_reset_sizes(g);
 	return 0;
 }
 
 void gen_reset_sizes(struct gen *g)
 {
 	memset(g->size, 0, sizeof(g->size));
+	g->fresh = (1u << g->cfg.nfiles) - 1;
+	g->pending.kind = OP_NONE;
+}
+
+/* With a realtime device: make a new, empty file realtime, three times in
+ * four (0 when there is no such file, or it stays plain). */
+static int gen_fresh_rt(struct gen *g, struct op *op)
+{
+	unsigned f;
+
+	if (!g->cfg.realtime || !g->fresh ||
+	    (g->cfg.exclude & (1ull << OP_SET_FLAG)))
+		return 0;
+	f = (unsigned)__builtin_ctz(g->fresh);
+	g->fresh &= ~(1u << f);
+	if (rng_below(&g->rng, 4) == 0)
+		return 0;
+	memset(op, 0, sizeof(*op));
+	op->kind = OP_SET_FLAG;
+	op->file = (uint8_t)f;
+	op->arg = OP_ATTR_REALTIME;
+	op_normalize(op);
+	return 1;
 }
 
 static uint64_t min64(uint64_t a, uint64_t b)
@@ -177,8 +201,16 @@ void gen_next(struct gen *g, struct op *op)
 {
 	struct rng *r = &g->rng;
 	uint64_t maxf = g->cfg.max_file, size;
-	unsigned kind = pick_kind(g);
+	unsigned kind;
 
+	if (g->pending.kind) {
+		*op = g->pending;
+		g->pending.kind = OP_NONE;
+		return;
+	}
+	if (gen_fresh_rt(g, op))
+		return;
+	kind = pick_kind(g);
 	memset(op, 0, sizeof(*op));
 	op->kind = (uint8_t)kind;
 	/* Stay on a file for a while, as fsx's one file does. */
@@ -208,6 +240,7 @@ void gen_next(struct gen *g, struct op *op)
 		break;
 	case OP_UNLINK:
 		op->file = (uint8_t)rng_below(r, g->cfg.nfiles);
+		g->fresh |= 1u << op->file;
 		break;
 	case OP_PWRITE:
 		range_in(g, maxf, &op->off, &op->len);
@@ -283,6 +316,20 @@ void gen_next(struct gen *g, struct op *op)
 		break;
 	}
 	case OP_SET_FLAG:
+		if (g->cfg.realtime) {
+			/* Only an empty file changes its realtime flag: empty
+			 * it now, flip the flag next. */
+			struct op *p = &g->pending;
+
+			memset(p, 0, sizeof(*p));
+			p->kind = OP_SET_FLAG;
+			p->file = op->file;
+			p->arg = OP_ATTR_REALTIME;
+			p->flags = rng_below(r, 2) ? OP_FL_CLEAR : 0;
+			op_normalize(p);
+			op->kind = OP_TRUNCATE;
+			break;
+		}
 		op->arg = 1u << rng_below(r, 4);
 		if (rng_below(r, 2))
 			op->flags = OP_FL_CLEAR;

@@ -8,6 +8,14 @@
  * lengths log-uniformly (many small ops, some large), and now and then
  * emits an op with raw random values to exercise error paths.
  *
+ * With `realtime` (the engines have a realtime device), a file starts
+ * out realtime three times in four: while it is new and empty (at the
+ * start of a round, after an unlink) the generator sends it `chattr +r`.
+ * A chattr picked by weight then truncates its file to 0 first and flips
+ * the realtime flag, so it always takes effect (the flag changes only on
+ * a file without blocks).  Without `realtime` a chattr sets or clears a
+ * random attribute.
+ *
  * The sequence depends only on the seed and the config: the same seed
  * gives the same ops on every machine, whatever the targets do.
  */
@@ -29,6 +37,7 @@ struct gen_cfg {
 	uint32_t blocksize;                /* alignment unit; default 4096  */
 	uint64_t exclude;                  /* kinds never generated (bits)  */
 	uint32_t weight[OP_KIND_COUNT];    /* all zero = the default table  */
+	int realtime;                      /* new files get chattr +r        */
 };
 
 struct gen {
@@ -36,6 +45,8 @@ struct gen {
 	struct rng rng;
 	uint64_t size[OP_MAX_FILES];       /* the generator's size estimate */
 	unsigned cur;                      /* the file it is working on     */
+	uint32_t fresh;                    /* files new and empty (bits)    */
+	struct op pending;                 /* the next op, when kind != 0   */
 	uint32_t cum[OP_KIND_COUNT];       /* cumulative weights            */
 	uint32_t total;
 };
@@ -47,7 +58,7 @@ extern const uint32_t gen_default_weight[OP_KIND_COUNT];
 int gen_init(struct gen *g, const struct gen_cfg *cfg);
 /* The next op (normalized). */
 void gen_next(struct gen *g, struct op *op);
-/* Forget the size estimates (after the targets were reset). */
+/* Forget the size estimates, all files new (after the targets were reset). */
 void gen_reset_sizes(struct gen *g);
 
 /*

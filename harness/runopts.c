@@ -15,8 +15,11 @@ const char runopts_help[] =
 "                       else " RUNOPTS_DEFAULT_TARGETS "); see below\n"
 "  --dev DEV            device for engine targets given without one\n"
 "                       (default: the log's dev=, else " RUNOPTS_DEFAULT_DEV ")\n"
+"  --rtdev DEV          realtime device for engine targets (default: the\n"
+"                       log's rt=, else none); files get it by chattr +r\n"
 "  --mkfs OPTS          engine mkfs options, bs=4k,maxrecs=4,inodes=N,\n"
-"                       journal=N,maxext=N (default: the log's mkfs=)\n"
+"                       journal=N,maxext=N,rtextsize=64k (default: the\n"
+"                       log's mkfs=)\n"
 "  --mount OPTS         engine mount options, cache=N (default: mount=)\n"
 "  --keep-image         engines on file: devices mount the image as it is\n"
 "                       (made by `fsoracle mkfs`) instead of formatting\n"
@@ -69,7 +72,7 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 {
 	static const char *const names[] = {
 		"--targets", "--dev", "--mkfs", "--mount", "--format", "--files",
-		"--max-file", "--verify-every", "--audit-every",
+		"--max-file", "--verify-every", "--audit-every", "--rtdev",
 	};
 	const char *v = NULL;
 	int which = -1, bad = 0;
@@ -100,6 +103,7 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 	case 1: o->dev = v; return 1;
 	case 2: o->mkfs = v; return 1;
 	case 3: o->mount = v; return 1;
+	case 9: o->rtdev = v; return 1;
 	case 4:
 		if (op_form_parse(v, &o->form)) {
 			snprintf(err, errlen, "--format: '%s' is not auto, text, "
@@ -153,7 +157,7 @@ void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
 		   RUNOPTS_DEFAULT_DEV;
 	env->mkfs = o->mkfs ? o->mkfs : h && h->mkfs[0] ? h->mkfs : NULL;
 	env->mount = o->mount ? o->mount : h && h->mount[0] ? h->mount : NULL;
-	env->rtdev = h && h->rtdev[0] ? h->rtdev : NULL;
+	env->rtdev = o->rtdev ? o->rtdev : h && h->rtdev[0] ? h->rtdev : NULL;
 	env->keep_image = o->keep_image;
 	*targets = o->targets ? o->targets : h && h->targets[0] ? h->targets :
 		   RUNOPTS_DEFAULT_TARGETS;
@@ -165,6 +169,8 @@ void runopts_record_env(const struct target_env *env, struct op_seq *seq)
 
 	if (env->dev && env->dev != h->dev)
 		snprintf(h->dev, sizeof(h->dev), "%s", env->dev);
+	if (env->rtdev && env->rtdev != h->rtdev)
+		snprintf(h->rtdev, sizeof(h->rtdev), "%s", env->rtdev);
 	if (env->mkfs && env->mkfs != h->mkfs)
 		snprintf(h->mkfs, sizeof(h->mkfs), "%s", env->mkfs);
 	if (env->mount && env->mount != h->mount)

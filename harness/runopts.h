@@ -23,7 +23,7 @@
 
 struct runopts {
 	const char *targets;     /* NULL: header, else the default          */
-	const char *dev, *mkfs, *mount;
+	const char *dev, *rtdev, *mkfs, *mount;
 	int keep_image;          /* --keep-image                              */
 	enum op_form form;
 	struct op_geom geom;     /* binary decoding                          */
@@ -51,7 +51,7 @@ void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
 		     struct target_env *env, const char **targets);
 
 /*
- * Record in seq's header what a run really used (device, mkfs and mount
+ * Record in seq's header what a run really used (devices, mkfs and mount
  * options from env), so a failure log written from seq replays the same
  * way.  env's strings may point into seq->hdr itself.
  */

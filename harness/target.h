@@ -81,7 +81,7 @@ struct target {
 /* Defaults the list parser fills in (from a log header or the CLI). */
 struct target_env {
 	const char *dev;          /* default device spec ("mem:64m")          */
-	const char *rtdev;        /* realtime device (not in ref.h yet)       */
+	const char *rtdev;        /* realtime device spec, or NULL            */
 	const char *mkfs;         /* "bs=4k,maxrecs=4,inodes=N,journal=N,maxext=N" */
 	const char *mount;        /* "ro,norecovery,cache=N"                  */
 	int keep_image;           /* engine on a persistent device (file:):

@@ -1,13 +1,27 @@
 /*
- * target_engine.c - the reference engine (ref.h) as a target: one device,
- * mkfs at open and reset, files f0..f7 by name in the engine's flat
- * namespace, remount = unmount + mount, crash = abandon + mount (the
- * engine loses whatever it had not committed and recovers its journal).
+ * target_engine.c - the reference engine (ref.h) as a target: a data
+ * device and, when the environment names one, a realtime device; mkfs at
+ * open and reset, files f0..f7 by name in the engine's flat namespace,
+ * remount = unmount + mount, crash = abandon + mount (the engine loses
+ * whatever it had not committed and recovers its journal).
  *
  * Ops ref.h does not offer yet return -EOPNOTSUPP and are listed in the
  * target's unsupported mask, so the checker skips and reports them:
- * clone, dedupe and exchange range (the COW issue), set_flag (inode
- * flags), writeback and drop_caches (no page cache yet).
+ * clone, dedupe and exchange range (the COW issue), writeback and
+ * drop_caches (no page cache yet).
+ *
+ * chattr (set_flag) reaches the engine: +r/-r set or clear the realtime
+ * flag.  Flags change where data lives, never what a reader sees, so the
+ * model accepts every chattr and ignores it; this target answers as the
+ * model does when the engine declines one for a reason of layout (-EINVAL:
+ * the file has blocks or there is no realtime device, as XFS; -EOPNOTSUPP:
+ * an attribute the engine does not have yet), and passes any other error
+ * on.  The engine's own answers are what tests/test_rt.c checks.
+ *
+ * With a realtime device, collapse and insert must be rt-extent-aligned
+ * on realtime files (as XFS); the model has one alignment unit for all
+ * files, so the target reports the rt extent size as its blocksize and
+ * asks that alignment of every file.
  */
 #include "harness/target.h"
 
@@ -22,6 +36,7 @@
 struct engine {
 	struct target t;
 	struct hw_dev *dev;
+	struct hw_dev *rtdev;        /* NULL: no realtime device              */
 	struct ref_fs *fs;           /* NULL after a failed (re)mount         */
 	struct ref_mkfs_opts mkfs;
 	struct ref_mount_opts mnt;
@@ -37,8 +52,7 @@ struct engine {
 #define ENGINE_UNSUPPORTED                                                  \
 	((1ull << OP_CLONE_RANGE) |                                          \
 	 (1ull << OP_DEDUPE_RANGE) | (1ull << OP_EXCHANGE_RANGE) |           \
-	 (1ull << OP_SET_FLAG) | (1ull << OP_WRITEBACK) |                    \
-	 (1ull << OP_DROP_CACHES))
+	 (1ull << OP_WRITEBACK) | (1ull << OP_DROP_CACHES))
 
 static struct engine *to_engine(struct target *t)
 {
@@ -54,18 +68,46 @@ static void engine_msg(void *arg, const char *line)
 
 static int do_mount(struct engine *e)
 {
+	struct ref_statfs st;
 	int ret;
 
 	e->known = 0;
 	e->mnt.msg = engine_msg;
 	e->mnt.msg_arg = e;
+	e->mnt.rtdev = e->rtdev;
 	ret = ref_mount(e->dev, &e->mnt, &e->fs);
+	if (!ret)
+		ret = ref_statfs(e->fs, &st);
 	if (ret) {
+		if (e->fs)
+			ref_abandon(e->fs);
 		e->fs = NULL;
 		return ret;
 	}
-	e->t.blocksize = ref_blocksize(e->fs);
+	/* collapse/insert alignment: the rt extent (see the top) */
+	e->t.blocksize = st.rtextsize > st.blocksize ? st.rtextsize : st.blocksize;
 	return 0;
+}
+
+/* chattr: the engine's flag change, with its layout refusals answered as
+ * the model answers (see the top). */
+static int set_flag(struct engine *e, uint64_t ino, const struct op *op)
+{
+	uint32_t f = (op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0;
+	int ret = 0;
+
+	if (op->arg & ~(uint64_t)OP_ATTR_REALTIME)
+		ret = -EOPNOTSUPP;
+	else if (f)
+		ret = ref_set_flags(e->fs, ino, (op->flags & OP_FL_CLEAR) ? 0 : f,
+				    (op->flags & OP_FL_CLEAR) ? f : 0);
+	return ret == -EINVAL || ret == -EOPNOTSUPP ? 0 : ret;
+}
+
+/* Collapse and insert ask the target's alignment unit of every file. */
+static int shift_aligned(const struct engine *e, const struct op *op)
+{
+	return op->off % e->t.blocksize == 0 && op->len % e->t.blocksize == 0;
 }
 
 static int do_mkfs_mount(struct engine *e)
@@ -173,9 +215,13 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 				     ((op->flags & OP_FL_KEEP_SIZE) ?
 				      REF_FALLOC_KEEP_SIZE : 0), op->off, op->len);
 	case OP_FCOLLAPSE:
+		if (!shift_aligned(e, op))
+			return -EINVAL;
 		return ref_fallocate(e->fs, ino, REF_FALLOC_COLLAPSE_RANGE,
 				     op->off, op->len);
 	case OP_FINSERT:
+		if (!shift_aligned(e, op))
+			return -EINVAL;
 		return ref_fallocate(e->fs, ino, REF_FALLOC_INSERT_RANGE,
 				     op->off, op->len);
 	case OP_COPY_RANGE: {
@@ -190,6 +236,8 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		return ref_fsync(e->fs, ino);
 	case OP_FDATASYNC:
 		return ref_fdatasync(e->fs, ino);
+	case OP_SET_FLAG:
+		return set_flag(e, ino, op);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -316,6 +364,8 @@ static void engine_destroy(struct target *t)
 		ref_abandon(e->fs);
 	if (e->dev)
 		hw_close(e->dev);
+	if (e->rtdev)
+		hw_close(e->rtdev);
 	free(e);
 }
 
@@ -343,18 +393,12 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 	e->t.ops = &engine_ops;
 	e->t.caps = TARGET_CRASHES | TARGET_AUDITS;
 	e->t.unsupported = ENGINE_UNSUPPORTED;
-	snprintf(e->t.note, sizeof(e->t.note), "ref.h has no collapse, insert, "
-		 "copy, clone, dedupe or exchange range, inode flags or page cache "
+	snprintf(e->t.note, sizeof(e->t.note), "ref.h has no clone, dedupe or "
+		 "exchange range, no inode flags but realtime and no page cache "
 		 "yet");
 	snprintf(e->t.name, sizeof(e->t.name), "%s:%s",
 		 naive ? "naive" : "engine", dev);
 	target_set_names(&e->t, NULL);
-	if (env && env->rtdev && env->rtdev[0]) {
-		snprintf(err, errlen, "realtime device '%s': ref.h has no "
-			 "realtime support yet", env->rtdev);
-		ret = -EOPNOTSUPP;
-		goto out_error;
-	}
 	ret = ref_parse_mkfs_opts(env ? env->mkfs : NULL, &e->mkfs, err, errlen);
 	if (!ret)
 		ret = ref_parse_mount_opts(env ? env->mount : NULL, &e->mnt, err,
@@ -362,8 +406,17 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 	if (ret)
 		goto out_error;
 	ret = hw_open(dev, &e->dev, err, errlen);
+	if (!ret && env && env->rtdev && env->rtdev[0])
+		ret = hw_open(env->rtdev, &e->rtdev, err, errlen);
 	if (ret)
 		goto out_error;
+	e->mkfs.rtdev = e->rtdev;
+	if (e->mkfs.rtextsize && !e->rtdev) {
+		snprintf(err, errlen, "mkfs option rtextsize needs a realtime "
+			 "device");
+		ret = -EINVAL;
+		goto out_error;
+	}
 	e->keep = env && env->keep_image &&
 		  (hw_caps(e->dev) & HW_CAP_PERSISTENT);
 	if (e->keep)

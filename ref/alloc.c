@@ -1,21 +1,28 @@
 /*
- * alloc.c - the free-space allocator: a bitmap over the data region.
+ * alloc.c - the free-space allocators: bitmaps over the data region and
+ * over the realtime device.
  *
- * Bitmap block g covers data blocks [data + g*bpb, data + (g+1)*bpb); a
- * set bit is an allocated block.  Each bitmap block carries its own free
- * count, and the superblock records how many bitmap blocks have been
- * initialised (SB_BMINIT): groups past it are wholly free and have never
+ * Both are one kind of space (struct alloc_space), counted in units:
+ * blocks of the data region, or rt extents of the realtime device.
+ * Bitmap block g covers units [base + g*bpb, base + (g+1)*bpb); a set bit
+ * is an allocated unit.  Each bitmap block carries its own free count,
+ * and the superblock records how many bitmap blocks have been initialised
+ * (SB_BMINIT, SB_RTBMINIT): groups past it are wholly free and have never
  * been written, so formatting a 64 TiB null: device costs nothing.
- * Groups are initialised in order, on first use.
+ * Groups are initialised in order, on first use.  Both bitmaps live on the
+ * data device and are journaled like all metadata:
  *
- * Freed blocks are "busy" until they are safe to reuse: file data until
+ *     ... | inode table | rt bitmap | data bitmap | data region ...
+ *
+ * Freed units are "busy" until they are safe to reuse: file data until
  * the transaction that freed it commits (before that, a crash brings the
  * old mapping back, and the old bytes must still be there), metadata until
  * the next checkpoint (its images may still be in the log, and replay
- * would write them over the block's next owner).
+ * would write them over the block's next owner).  Realtime extents only
+ * ever hold file data.
  *
- * Data allocations leave a small reserve so a B+tree split that follows a
- * data allocation always finds its blocks.
+ * Data allocations, realtime ones included, leave a small reserve of data
+ * blocks so a B+tree split that follows one always finds its blocks.
  */
 #include "ref/ref_internal.h"
 
@@ -23,12 +30,75 @@
 
 #define META_RESERVE (2 * BT_MAX_LEVELS + 8)
 
-static uint64_t group_len(const struct ref_fs *fs, uint32_t g)
+static uint64_t group_len(const struct ref_fs *fs, const struct alloc_space *s,
+			  uint32_t g)
 {
-	uint64_t first = fs->data + (uint64_t)g * fs->bpb;
-	uint64_t left = first < fs->total ? fs->total - first : 0;
+	uint64_t first = s->base + (uint64_t)g * fs->bpb;
+	uint64_t left = first < s->end ? s->end - first : 0;
 
 	return left < fs->bpb ? left : fs->bpb;
+}
+
+static void spaces_setup(struct ref_fs *fs)
+{
+	fs->dspace = (struct alloc_space){
+		.name = "bitmap", .unit = "block", .magic = MAGIC_BITMAP,
+		.sb_init = SB_BMINIT, .base = fs->data, .end = fs->total,
+		.bmstart = fs->bmap, .bmlen = fs->bmaplen,
+		.bminit = &fs->bminit, .grp_free = &fs->grp_free,
+		.nfree = &fs->free_blocks, .busy = &fs->busy,
+	};
+	fs->rtspace = (struct alloc_space){
+		.name = "rt bitmap", .unit = "rt extent", .magic = MAGIC_RTBITMAP,
+		.sb_init = SB_RTBMINIT, .base = 0, .end = fs->rtextents,
+		.bmstart = fs->rtbmap, .bmlen = fs->rtbmaplen,
+		.bminit = &fs->rt_bminit, .grp_free = &fs->rt_grp_free,
+		.nfree = &fs->rt_free, .busy = &fs->rt_busy,
+	};
+}
+
+static int space_mount(struct ref_fs *fs, struct alloc_space *s,
+		       const uint8_t *sb)
+{
+	uint32_t *grp;
+
+	*s->bminit = get32(sb + s->sb_init);
+	if (*s->bminit > s->bmlen) {
+		ref_report(fs, "superblock: %u %s blocks initialised, only %u "
+			   "exist", *s->bminit, s->name, s->bmlen);
+		return -EFSCORRUPTED;
+	}
+	grp = calloc(s->bmlen ? s->bmlen : 1, sizeof(*grp));
+	if (!grp)
+		return -ENOMEM;
+	*s->grp_free = grp;
+	*s->nfree = 0;
+	for (uint32_t g = 0; g < s->bmlen; g++) {
+		uint64_t glen = group_len(fs, s, g);
+		struct rbuf *b;
+		uint32_t nfree;
+		int err;
+
+		if (g >= *s->bminit) {
+			grp[g] = (uint32_t)glen;
+			*s->nfree += glen;
+			continue;
+		}
+		err = buf_read(fs, s->bmstart + g, s->magic, &b);
+		if (err)
+			return err;
+		nfree = get32(b->data + BLKHDR_SIZE);
+		buf_put(fs, b);
+		if (nfree > glen) {
+			ref_report(fs, "%s block %u: free count %u exceeds group "
+				   "size %llu", s->name, g, nfree,
+				   (unsigned long long)glen);
+			return -EFSCORRUPTED;
+		}
+		grp[g] = nfree;
+		*s->nfree += nfree;
+	}
+	return 0;
 }
 
 int alloc_mount(struct ref_fs *fs)
@@ -36,66 +106,38 @@ int alloc_mount(struct ref_fs *fs)
 	struct rbuf *sb;
 	int err;
 
+	spaces_setup(fs);
 	err = buf_read(fs, 0, MAGIC_SUPER, &sb);
 	if (err)
 		return err;
-	fs->bminit = get32(sb->data + SB_BMINIT);
+	err = space_mount(fs, &fs->dspace, sb->data);
+	if (!err)
+		err = space_mount(fs, &fs->rtspace, sb->data);
 	buf_put(fs, sb);
-	if (fs->bminit > fs->bmaplen) {
-		ref_report(fs, "superblock: %u bitmap blocks initialised, only %u exist",
-			   fs->bminit, fs->bmaplen);
-		return -EFSCORRUPTED;
-	}
-	fs->grp_free = calloc(fs->bmaplen ? fs->bmaplen : 1, sizeof(*fs->grp_free));
-	if (!fs->grp_free)
-		return -ENOMEM;
-	fs->free_blocks = 0;
-	for (uint32_t g = 0; g < fs->bmaplen; g++) {
-		uint64_t glen = group_len(fs, g);
-		struct rbuf *b;
-		uint32_t nfree;
-
-		if (g >= fs->bminit) {
-			fs->grp_free[g] = (uint32_t)glen;
-			fs->free_blocks += glen;
-			continue;
-		}
-		err = buf_read(fs, fs->bmap + g, MAGIC_BITMAP, &b);
-		if (err)
-			return err;
-		nfree = get32(b->data + BLKHDR_SIZE);
-		buf_put(fs, b);
-		if (nfree > glen) {
-			ref_report(fs, "bitmap block %u: free count %u exceeds group "
-				   "size %llu", g, nfree, (unsigned long long)glen);
-			return -EFSCORRUPTED;
-		}
-		fs->grp_free[g] = nfree;
-		fs->free_blocks += nfree;
-	}
-	return 0;
+	return err;
 }
 
 void alloc_unmount(struct ref_fs *fs)
 {
 	free(fs->grp_free);
-	free(fs->busy);
-	fs->grp_free = NULL;
-	fs->busy = NULL;
-	fs->nbusy = fs->busycap = 0;
+	free(fs->rt_grp_free);
+	free(fs->busy.v);
+	free(fs->rt_busy.v);
+	fs->grp_free = fs->rt_grp_free = NULL;
+	fs->busy = fs->rt_busy = (struct busy_list){ 0 };
 }
 
 /* ---- busy extents: a sorted array of disjoint ranges ---- */
 
-/* Index of the first busy extent ending after blk. */
-static size_t busy_search(const struct ref_fs *fs, uint64_t blk)
+/* Index of the first busy extent ending after u. */
+static size_t busy_search(const struct busy_list *l, uint64_t u)
 {
-	size_t lo = 0, hi = fs->nbusy;
+	size_t lo = 0, hi = l->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (fs->busy[mid].start + fs->busy[mid].len <= blk)
+		if (l->v[mid].start + l->v[mid].len <= u)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -105,68 +147,76 @@ static size_t busy_search(const struct ref_fs *fs, uint64_t blk)
 
 bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len)
 {
-	size_t i = busy_search(fs, start);
+	size_t i = busy_search(&fs->busy, start);
 
-	return i < fs->nbusy && fs->busy[i].start < start + len;
+	return i < fs->busy.n && fs->busy.v[i].start < start + len;
 }
 
-static int busy_add(struct ref_fs *fs, uint64_t start, uint64_t len, bool meta)
+static int busy_add(struct busy_list *l, uint64_t start, uint64_t len,
+		    bool meta)
 {
-	size_t i = busy_search(fs, start);
+	size_t i = busy_search(l, start);
 
-	if (fs->nbusy == fs->busycap) {
-		size_t ncap = fs->busycap ? fs->busycap * 2 : 64;
-		struct busy_ext *nb = realloc(fs->busy, ncap * sizeof(*nb));
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		struct busy_ext *nb = realloc(l->v, ncap * sizeof(*nb));
 
 		if (!nb)
 			return -ENOMEM;
-		fs->busy = nb;
-		fs->busycap = ncap;
+		l->v = nb;
+		l->cap = ncap;
 	}
-	memmove(&fs->busy[i + 1], &fs->busy[i], (fs->nbusy - i) * sizeof(*fs->busy));
-	fs->busy[i] = (struct busy_ext){ start, len, meta };
-	fs->nbusy++;
-	fs->busy_blocks += len;
+	memmove(&l->v[i + 1], &l->v[i], (l->n - i) * sizeof(*l->v));
+	l->v[i] = (struct busy_ext){ start, len, meta };
+	l->n++;
+	l->units += len;
 	return 0;
+}
+
+static void busy_release(struct busy_list *l, bool checkpoint)
+{
+	size_t k = 0;
+
+	l->units = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].meta && !checkpoint) {
+			l->units += l->v[i].len;
+			l->v[k++] = l->v[i];
+		}
+	}
+	l->n = k;
 }
 
 void alloc_release_busy(struct ref_fs *fs, bool checkpoint)
 {
-	size_t k = 0;
-
-	fs->busy_blocks = 0;
-	for (size_t i = 0; i < fs->nbusy; i++) {
-		if (fs->busy[i].meta && !checkpoint) {
-			fs->busy_blocks += fs->busy[i].len;
-			fs->busy[k++] = fs->busy[i];
-		}
-	}
-	fs->nbusy = k;
+	busy_release(&fs->busy, checkpoint);
+	busy_release(&fs->rt_busy, checkpoint);
 }
 
 /* ---- bitmap access ---- */
 
-static int bm_get(struct ref_fs *fs, uint32_t g, struct rbuf **out)
+static int bm_get(struct ref_fs *fs, struct alloc_space *s, uint32_t g,
+		  struct rbuf **out)
 {
 	struct rbuf *b, *sb;
 	int err;
 
-	if (g < fs->bminit)
-		return buf_read(fs, fs->bmap + g, MAGIC_BITMAP, out);
+	if (g < *s->bminit)
+		return buf_read(fs, s->bmstart + g, s->magic, out);
 	/* First use of group g (groups are initialised in order). */
 	err = buf_read(fs, 0, MAGIC_SUPER, &sb);
 	if (err)
 		return err;
-	err = buf_get_new(fs, fs->bmap + g, &b);
+	err = buf_get_new(fs, s->bmstart + g, &b);
 	if (err) {
 		buf_put(fs, sb);
 		return err;
 	}
-	blk_init(b->data, MAGIC_BITMAP, fs->bmap + g, 0);
-	put32(b->data + BLKHDR_SIZE, (uint32_t)group_len(fs, g));
+	blk_init(b->data, s->magic, s->bmstart + g, 0);
+	put32(b->data + BLKHDR_SIZE, (uint32_t)group_len(fs, s, g));
 	buf_dirty(fs, b);
-	fs->bminit = g + 1;
-	put32(sb->data + SB_BMINIT, fs->bminit);
+	*s->bminit = g + 1;
+	put32(sb->data + s->sb_init, *s->bminit);
 	buf_dirty(fs, sb);
 	buf_put(fs, sb);
 	*out = b;
@@ -213,79 +263,65 @@ static uint64_t find_clear(const uint8_t *bits, uint64_t i, uint64_t end)
  * Find a free, non-busy run in group g starting at or after bit `from`.
  * Returns its length (0 = none) and its first bit in *at.
  */
-static uint64_t group_find(struct ref_fs *fs, const uint8_t *bits, uint32_t g,
-			   uint64_t from, uint64_t maxlen, uint64_t *at)
+static uint64_t group_find(struct ref_fs *fs, const struct alloc_space *s,
+			   const uint8_t *bits, uint32_t g, uint64_t from,
+			   uint64_t maxlen, uint64_t *at)
 {
-	uint64_t glen = group_len(fs, g);
-	uint64_t base = fs->data + (uint64_t)g * fs->bpb;
+	const struct busy_list *l = s->busy;
+	uint64_t glen = group_len(fs, s, g);
+	uint64_t base = s->base + (uint64_t)g * fs->bpb;
 	uint64_t i = from;
 
 	while (i < glen) {
-		uint64_t s = find_clear(bits, i, glen), e;
+		uint64_t st = find_clear(bits, i, glen), e;
 		size_t bi;
 
-		if (s >= glen)
+		if (st >= glen)
 			return 0;
-		e = s;
-		while (e < glen && e - s < maxlen && !bit_test(bits, e))
+		e = st;
+		while (e < glen && e - st < maxlen && !bit_test(bits, e))
 			e++;
-		/* trim at the first busy extent overlapping [s, e) */
-		bi = busy_search(fs, base + s);
-		if (bi < fs->nbusy && fs->busy[bi].start < base + e) {
-			if (fs->busy[bi].start > base + s) {
-				e = fs->busy[bi].start - base;
+		/* trim at the first busy extent overlapping [st, e) */
+		bi = busy_search(l, base + st);
+		if (bi < l->n && l->v[bi].start < base + e) {
+			if (l->v[bi].start > base + st) {
+				e = l->v[bi].start - base;
 			} else {
-				i = fs->busy[bi].start + fs->busy[bi].len - base;
+				i = l->v[bi].start + l->v[bi].len - base;
 				continue;
 			}
 		}
-		*at = s;
-		return e - s;
+		*at = st;
+		return e - st;
 	}
 	return 0;
 }
 
-static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
-			bool data, uint64_t *start, uint64_t *len)
+/* First fit of up to maxlen units at or after goal, wrapping around. */
+static int space_alloc(struct ref_fs *fs, struct alloc_space *s, uint64_t goal,
+		       uint64_t maxlen, uint64_t *start, uint64_t *len)
 {
 	uint32_t g0, g;
 	uint64_t from;
 	int err;
 
-	fs->ctr.alloc_calls++;
-	if (fs->rdonly)
-		return -EROFS;
-	if (data) {
-		/* Busy blocks are free but not usable: the reserve for B+tree
-		 * nodes must be made of blocks that really are. */
-		uint64_t usable = fs->free_blocks - fs->busy_blocks;
-
-		if (usable <= META_RESERVE)
-			return -ENOSPC;
-		if (maxlen > usable - META_RESERVE)
-			maxlen = usable - META_RESERVE;
-	}
-	if (maxlen > fs->maxext)
-		maxlen = fs->maxext;
-	if (goal < fs->data || goal >= fs->total)
-		goal = fs->data;
-	g0 = (uint32_t)((goal - fs->data) / fs->bpb);
-	from = (goal - fs->data) % fs->bpb;
-	for (uint32_t k = 0; k <= fs->bmaplen; k++) {
+	if (goal < s->base || goal >= s->end)
+		goal = s->base;
+	g0 = (uint32_t)((goal - s->base) / fs->bpb);
+	from = (goal - s->base) % fs->bpb;
+	for (uint32_t k = 0; k <= s->bmlen; k++) {
 		struct rbuf *b;
 		uint64_t at, n;
 
-		g = (g0 + k) % fs->bmaplen;
-		if (k == fs->bmaplen) /* wrapped: the start of g0 */
+		g = (g0 + k) % s->bmlen;
+		if (k > 0) /* the next groups, and at last the start of g0 */
 			from = 0;
-		else if (k > 0)
-			from = 0;
-		if (fs->grp_free[g] == 0 || g > fs->bminit)
+		if ((*s->grp_free)[g] == 0 || g > *s->bminit)
 			continue;
-		err = bm_get(fs, g, &b);
+		err = bm_get(fs, s, g, &b);
 		if (err)
 			return err;
-		n = group_find(fs, b->data + BM_HDR_SIZE, g, from, maxlen, &at);
+		n = group_find(fs, s, b->data + BM_HDR_SIZE, g, from, maxlen, &at);
 		if (n == 0) {
 			buf_put(fs, b);
 			continue;
@@ -294,15 +330,49 @@ static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		put32(b->data + BLKHDR_SIZE, get32(b->data + BLKHDR_SIZE) - (uint32_t)n);
 		buf_dirty(fs, b);
 		buf_put(fs, b);
-		fs->grp_free[g] -= (uint32_t)n;
-		fs->free_blocks -= n;
-		*start = fs->data + (uint64_t)g * fs->bpb + at;
+		(*s->grp_free)[g] -= (uint32_t)n;
+		*s->nfree -= n;
+		*start = s->base + (uint64_t)g * fs->bpb + at;
 		*len = n;
-		fs->ctr.extents_allocated++;
-		fs->ctr.blocks_allocated += n;
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+/*
+ * Data-device blocks a data allocation may take: busy blocks are free but
+ * not usable, and the reserve for B+tree nodes must be made of blocks
+ * that really are.
+ */
+static uint64_t data_usable(const struct ref_fs *fs)
+{
+	uint64_t usable = fs->free_blocks - fs->busy.units;
+
+	return usable > META_RESERVE ? usable - META_RESERVE : 0;
+}
+
+static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+			bool data, uint64_t *start, uint64_t *len)
+{
+	int err;
+
+	fs->ctr.alloc_calls++;
+	if (fs->rdonly)
+		return -EROFS;
+	if (data) {
+		if (data_usable(fs) == 0)
+			return -ENOSPC;
+		if (maxlen > data_usable(fs))
+			maxlen = data_usable(fs);
+	}
+	if (maxlen > fs->maxext)
+		maxlen = fs->maxext;
+	err = space_alloc(fs, &fs->dspace, goal, maxlen, start, len);
+	if (!err) {
+		fs->ctr.extents_allocated++;
+		fs->ctr.blocks_allocated += *len;
+	}
+	return err;
 }
 
 /* Metadata (B+tree nodes): may use the reserve. */
@@ -319,51 +389,83 @@ int alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	return alloc_common(fs, goal, maxlen, true, start, len);
 }
 
+/*
+ * Realtime data: up to maxlen blocks (a multiple of the rt extent size)
+ * of whole rt extents, first fit at or after the rt extent holding rt
+ * block goal.  The data device must still have room beyond its reserve,
+ * as for a data allocation: the mapping that follows may split B+tree
+ * nodes.  mkfs keeps rtx <= maxext, so one rt extent always fits a record.
+ */
+int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+		   uint64_t *start, uint64_t *len)
+{
+	uint64_t n = maxlen / fs->rtx, at, got;
+	int err;
+
+	if (fs->rdonly)
+		return -EROFS;
+	if (!fs->rtdev || n == 0)
+		return -EINVAL;
+	if (data_usable(fs) == 0)
+		return -ENOSPC;
+	if (n > fs->maxext / fs->rtx)
+		n = fs->maxext / fs->rtx;
+	err = space_alloc(fs, &fs->rtspace, goal / fs->rtx, n, &at, &got);
+	if (err)
+		return err;
+	fs->ctr.rt_extents_allocated += got;
+	*start = at * fs->rtx;
+	*len = got * fs->rtx;
+	return 0;
+}
+
 bool alloc_has_busy(const struct ref_fs *fs)
 {
-	return fs->nbusy != 0;
+	return fs->busy.n != 0 || fs->rt_busy.n != 0;
 }
 
 /*
- * True when busy blocks are a large share of the free space: time to
- * commit (and checkpoint) so they can be reused, before an allocation in
- * the middle of a B+tree change finds nothing.
+ * True when busy units are a large share of the free space of either
+ * device: time to commit (and checkpoint) so they can be reused, before
+ * an allocation in the middle of a B+tree change finds nothing.
  */
 bool alloc_busy_pressure(const struct ref_fs *fs)
 {
-	return fs->busy_blocks * 4 > fs->free_blocks;
+	return fs->busy.units * 4 > fs->free_blocks ||
+	       fs->rt_busy.units * 4 > fs->rt_free;
 }
 
 /*
- * Walk the bitmap groups covering [start, start+len): first only checking
- * that every block is allocated (a double free is corruption, and nothing
- * may change before that is known), then clearing.
+ * Walk the bitmap groups covering units [start, start+len): first only
+ * checking that every unit is allocated (a double free is corruption,
+ * and nothing may change before that is known), then clearing.
  */
-static int free_walk(struct ref_fs *fs, uint64_t start, uint64_t len,
-		     bool clear)
+static int free_walk(struct ref_fs *fs, struct alloc_space *s, uint64_t start,
+		     uint64_t len, bool clear)
 {
 	while (len) {
-		uint32_t g = (uint32_t)((start - fs->data) / fs->bpb);
-		uint64_t at = (start - fs->data) % fs->bpb;
-		uint64_t n = group_len(fs, g) - at;
+		uint32_t g = (uint32_t)((start - s->base) / fs->bpb);
+		uint64_t at = (start - s->base) % fs->bpb;
+		uint64_t n = group_len(fs, s, g) - at;
 		struct rbuf *b;
 		int err;
 
 		if (n > len)
 			n = len;
-		if (g >= fs->bminit) {
-			ref_report(fs, "freeing block %llu in a never-used group",
-				   (unsigned long long)start);
+		if (g >= *s->bminit) {
+			ref_report(fs, "freeing %s %llu in a never-used group",
+				   s->unit, (unsigned long long)start);
 			return -EFSCORRUPTED;
 		}
-		err = bm_get(fs, g, &b);
+		err = bm_get(fs, s, g, &b);
 		if (err)
 			return err;
 		for (uint64_t i = at; !clear && i < at + n; i++) {
 			if (!bit_test(b->data + BM_HDR_SIZE, i)) {
 				buf_put(fs, b);
-				ref_report(fs, "freeing free block %llu",
-					   (unsigned long long)(fs->data + g * fs->bpb + i));
+				ref_report(fs, "freeing free %s %llu", s->unit,
+					   (unsigned long long)(s->base +
+								g * fs->bpb + i));
 				return -EFSCORRUPTED;
 			}
 		}
@@ -372,9 +474,8 @@ static int free_walk(struct ref_fs *fs, uint64_t start, uint64_t len,
 			put32(b->data + BLKHDR_SIZE,
 			      get32(b->data + BLKHDR_SIZE) + (uint32_t)n);
 			buf_dirty(fs, b);
-			fs->grp_free[g] += (uint32_t)n;
-			fs->free_blocks += n;
-			fs->ctr.blocks_freed += n;
+			(*s->grp_free)[g] += (uint32_t)n;
+			*s->nfree += n;
 		}
 		buf_put(fs, b);
 		start += n;
@@ -383,41 +484,68 @@ static int free_walk(struct ref_fs *fs, uint64_t start, uint64_t len,
 	return 0;
 }
 
-static int free_common(struct ref_fs *fs, uint64_t start, uint64_t len,
-		       bool meta)
+static int space_free(struct ref_fs *fs, struct alloc_space *s, uint64_t start,
+		      uint64_t len, bool meta)
 {
 	int err;
 
-	if (start < fs->data || start + len > fs->total || start + len < start) {
-		ref_report(fs, "freeing blocks %llu+%llu outside the data region",
-			   (unsigned long long)start, (unsigned long long)len);
+	if (start < s->base || start + len > s->end || start + len < start) {
+		ref_report(fs, "freeing %ss %llu+%llu outside the %s", s->unit,
+			   (unsigned long long)start, (unsigned long long)len,
+			   s == &fs->dspace ? "data region" : "realtime device");
 		return -EFSCORRUPTED;
 	}
-	err = free_walk(fs, start, len, false);
+	err = free_walk(fs, s, start, len, false);
 	if (!err)
-		err = busy_add(fs, start, len, meta);
+		err = busy_add(s->busy, start, len, meta);
 	if (!err)
-		err = free_walk(fs, start, len, true);
+		err = free_walk(fs, s, start, len, true);
 	return err;
 }
 
 int alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)
 {
-	return free_common(fs, start, len, false);
+	int err = space_free(fs, &fs->dspace, start, len, false);
+
+	if (!err)
+		fs->ctr.blocks_freed += len;
+	return err;
 }
 
 int alloc_free_meta(struct ref_fs *fs, uint64_t blk)
 {
-	return free_common(fs, blk, 1, true);
+	int err = space_free(fs, &fs->dspace, blk, 1, true);
+
+	if (!err)
+		fs->ctr.blocks_freed++;
+	return err;
+}
+
+/* Free rt blocks [start, start+len): whole, aligned rt extents only. */
+int rtalloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)
+{
+	int err;
+
+	if (!fs->rtdev || start % fs->rtx || len % fs->rtx) {
+		ref_report(fs, "freeing rt blocks %llu+%llu: not whole rt extents "
+			   "of %u blocks", (unsigned long long)start,
+			   (unsigned long long)len, fs->rtx);
+		return -EFSCORRUPTED;
+	}
+	err = space_free(fs, &fs->rtspace, start / fs->rtx, len / fs->rtx, false);
+	if (!err)
+		fs->ctr.rt_extents_freed += len / fs->rtx;
+	return err;
 }
 
 /*
  * The audit's half: compare the on-disk bitmap with `runs`, every
- * reference the audit found, sorted by start.  Initialised groups are
- * compared bit for bit with an expected bitmap built from the runs;
- * never-used groups must hold no reference at all.
+ * reference the audit found, in units, sorted by start.  Initialised
+ * groups are compared bit for bit with an expected bitmap built from the
+ * runs; never-used groups must hold no reference at all.
  */
-int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
+static int space_check(struct ref_fs *fs, struct alloc_space *s,
+		       const struct alloc_run *runs, size_t n)
 {
 	size_t bytes = fs->bs - BM_HDR_SIZE, r = 0;
 	uint64_t total_free = 0;
@@ -426,27 +554,29 @@ int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 
 	if (!want)
 		return -ENOMEM;
-	for (uint32_t g = 0; g < fs->bmaplen; g++) {
-		uint64_t glen = group_len(fs, g);
-		uint64_t gs = fs->data + (uint64_t)g * fs->bpb, ge = gs + glen;
+	for (uint32_t g = 0; g < s->bmlen; g++) {
+		uint64_t glen = group_len(fs, s, g);
+		uint64_t gs = s->base + (uint64_t)g * fs->bpb, ge = gs + glen;
 		uint64_t nfree = 0, mism = 0, first = 0;
+		uint32_t gfree = (*s->grp_free)[g];
 		const uint8_t *have;
 		struct rbuf *b;
 
 		while (r < n && runs[r].start + runs[r].len <= gs)
 			r++;
-		if (g >= fs->bminit) {
+		if (g >= *s->bminit) {
 			if (r < n && runs[r].start < ge) {
-				ref_report(fs, "block %llu is referenced but lies in "
-					   "never-used bitmap group %u",
+				ref_report(fs, "%s %llu is referenced but lies in "
+					   "never-used %s group %u", s->unit,
 					   (unsigned long long)(runs[r].start > gs ?
-								runs[r].start : gs), g);
+								runs[r].start : gs),
+					   s->name, g);
 				bad = 1;
 			}
-			if (fs->grp_free[g] != glen) {
-				ref_report(fs, "bitmap group %u (unused): in-core free "
-					   "count %u, expected %llu", g,
-					   fs->grp_free[g], (unsigned long long)glen);
+			if (gfree != glen) {
+				ref_report(fs, "%s group %u (unused): in-core free "
+					   "count %u, expected %llu", s->name, g,
+					   gfree, (unsigned long long)glen);
 				bad = 1;
 			}
 			total_free += glen;
@@ -460,7 +590,7 @@ int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 
 			bits_set(want, a - gs, e - a, true);
 		}
-		err = buf_read(fs, fs->bmap + g, MAGIC_BITMAP, &b);
+		err = buf_read(fs, s->bmstart + g, s->magic, &b);
 		if (err)
 			break;
 		have = b->data + BM_HDR_SIZE;
@@ -473,22 +603,25 @@ int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 				first = i;
 		}
 		if (mism) {
-			ref_report(fs, "bitmap group %u: %llu blocks disagree with the "
-				   "references found (first: block %llu is %s but %s)", g,
-				   (unsigned long long)mism,
-				   (unsigned long long)(gs + first),
+			ref_report(fs, "%s group %u: %llu %ss disagree with the "
+				   "references found (first: %s %llu is %s but %s)",
+				   s->name, g, (unsigned long long)mism, s->unit,
+				   s->unit, (unsigned long long)(gs + first),
 				   bit_test(want, first) ? "referenced" : "unreferenced",
 				   bit_test(want, first) ? "free" : "allocated");
 			bad = 1;
 		}
 		if (get32(b->data + BLKHDR_SIZE) != nfree) {
-			ref_report(fs, "bitmap group %u: header says %u free, bits say %llu",
-				   g, get32(b->data + BLKHDR_SIZE), (unsigned long long)nfree);
+			ref_report(fs, "%s group %u: header says %u free, bits "
+				   "say %llu", s->name, g,
+				   get32(b->data + BLKHDR_SIZE),
+				   (unsigned long long)nfree);
 			bad = 1;
 		}
-		if (fs->grp_free[g] != nfree) {
-			ref_report(fs, "bitmap group %u: in-core free count %u, bits say %llu",
-				   g, fs->grp_free[g], (unsigned long long)nfree);
+		if (gfree != nfree) {
+			ref_report(fs, "%s group %u: in-core free count %u, bits "
+				   "say %llu", s->name, g, gfree,
+				   (unsigned long long)nfree);
 			bad = 1;
 		}
 		buf_put(fs, b);
@@ -497,11 +630,42 @@ int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 	free(want);
 	if (err)
 		return err;
-	if (total_free != fs->free_blocks) {
-		ref_report(fs, "free blocks: in-core %llu, bitmap %llu",
-			   (unsigned long long)fs->free_blocks,
+	if (total_free != *s->nfree) {
+		ref_report(fs, "free %ss: in-core %llu, %s %llu", s->unit,
+			   (unsigned long long)*s->nfree, s->name,
 			   (unsigned long long)total_free);
 		bad = 1;
 	}
 	return bad ? -EFSCORRUPTED : 0;
+}
+
+int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
+{
+	return space_check(fs, &fs->dspace, runs, n);
+}
+
+/* Runs of rt blocks become runs of the rt extents they touch. */
+int alloc_check_rt(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
+{
+	struct alloc_run *ext = malloc((n ? n : 1) * sizeof(*ext));
+	size_t k = 0;
+	int err;
+
+	if (!ext)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = runs[i].start / fs->rtx;
+		uint64_t e = round_up(runs[i].start + runs[i].len, fs->rtx) /
+			     fs->rtx;
+
+		if (k && ext[k - 1].start + ext[k - 1].len >= a) {
+			if (a + (e - a) > ext[k - 1].start + ext[k - 1].len)
+				ext[k - 1].len = e - ext[k - 1].start;
+		} else {
+			ext[k++] = (struct alloc_run){ a, e - a };
+		}
+	}
+	err = space_check(fs, &fs->rtspace, ext, k);
+	free(ext);
+	return err;
 }

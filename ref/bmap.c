@@ -20,6 +20,13 @@
  *                        a                  b
  *     after:   |<-- r' -->|      (freed)    |<-- new -->|
  *              r.off..a    blocks a..b       b..r.end, startblk + (b - r.off)
+ *
+ * A realtime file maps every block of every rt extent it touches, each rt
+ * extent onto one aligned rt extent of the realtime device; its records
+ * may split an rt extent by state (written/unwritten is per block).  So
+ * a realtime unmap that frees covers whole rt extents, frees each rt
+ * extent with its last record, and never commits with an rt extent half
+ * unmapped; shifts move whole rt extents between commits likewise.
  */
 #include "ref/ref_internal.h"
 
@@ -219,34 +226,51 @@ int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	return 0;
 }
 
-/* bmap_map as one complete step: the inode logged, the transaction
- * perhaps rolled (the map is consistent here). */
-int bmap_map_step(struct ref_fs *fs, struct ref_inode *ip,
-		  const struct ref_extent *ext)
+/*
+ * Free the device blocks [da, db) of a piece just unmapped.  A realtime
+ * piece frees the rt extents it completes: the walk goes backwards over a
+ * range of whole rt extents, so the blocks of the one it ends in that lie
+ * after it are already gone; the one it starts in is complete only if the
+ * piece starts it.
+ *
+ *    rt extents:  |  j-1   |   j    |  j+1   |
+ *    piece:             [da.........db)          frees j only;
+ *                                                 j+1 went earlier,
+ *                                                 j-1 goes with [.., da)
+ */
+static int free_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t da,
+		      uint64_t db)
 {
-	int err = bmap_map(fs, ip, ext);
+	uint64_t f0, f1;
 
-	if (!err)
-		err = inode_log(fs, ip);
-	if (!err)
-		err = tx_maybe_roll(fs);
-	return err;
+	if (!inode_is_rt(ip))
+		return alloc_free(fs, da, db - da);
+	f0 = round_up(da, fs->rtx);
+	f1 = round_up(db, fs->rtx);
+	return f0 < f1 ? rtalloc_free(fs, f0, f1 - f0) : 0;
 }
 
 /*
  * Remove [fb, fb+len) from the map; with free_blocks, return the device
  * blocks to the allocator.  With roll, the transaction may be committed
- * between records, so a huge range is unmapped in bounded transactions;
- * callers make that safe (orphan flag, or a range that may legitimately
- * be left half punched).
+ * between records (for a realtime file: between rt extents), so a huge
+ * range is unmapped in bounded transactions; callers make that safe
+ * (orphan flag, or a range that may legitimately be left half punched).
  */
 static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		       uint64_t len, bool free_blocks, bool roll)
 {
 	uint64_t end = fb + len < fb ? UINT64_MAX : fb + len;
+	uint64_t unit = file_unit(fs, ip);
 	struct bt_tree t;
 	int err;
 
+	if (free_blocks && (fb % unit || (end != UINT64_MAX && end % unit))) {
+		ref_report(fs, "inode %llu: freeing file blocks %llu..%llu, not "
+			   "whole rt extents", (unsigned long long)ip->ino,
+			   (unsigned long long)fb, (unsigned long long)end);
+		return -EINVAL;
+	}
 	bmap_tree(fs, ip, &t);
 	for (;;) {
 		struct ref_extent e;
@@ -296,11 +320,13 @@ static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			return err;
 		ip->nblocks -= b - a;
 		if (free_blocks) {
-			err = alloc_free(fs, e.startblk + (a - e.fileoff), b - a);
+			uint64_t da = e.startblk + (a - e.fileoff);
+
+			err = free_piece(fs, ip, da, da + (b - a));
 			if (err)
 				return err;
 		}
-		if (roll) {
+		if (roll && a % unit == 0) {
 			err = inode_log(fs, ip);
 			if (!err)
 				err = tx_maybe_roll(fs);
@@ -325,12 +351,13 @@ int bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  * straddling `from` is split there and only its tail moves), down for
  * collapse range (from `from` up, into the gap the caller emptied; the
  * first record moved may now merge with its new left neighbour).  Each
- * record moves in one step and the transaction may roll between steps.
+ * record moves in one step and the transaction may roll between steps
+ * that leave no rt extent of a realtime file half moved.
  */
 int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 	       uint64_t delta, bool up)
 {
-	uint64_t cur = up ? UINT64_MAX : from;
+	uint64_t cur = up ? UINT64_MAX : from, unit = file_unit(fs, ip);
 	bool first = true;
 	struct bt_tree t;
 	int err;
@@ -338,7 +365,7 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 	bmap_tree(fs, ip, &t);
 	for (;;) {
 		struct ref_extent e;
-		uint64_t orig;
+		uint64_t orig, edge;
 		bool last = false;
 
 		err = up ? get_le(&t, cur, &e) : get_ge(&t, cur, &e);
@@ -347,6 +374,8 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		if (err)
 			return err;
 		orig = e.fileoff;
+		/* an rt extent is whole again once the record at this edge moved */
+		edge = up ? orig : orig + e.len;
 		if (up && orig + e.len <= from)
 			return 0;
 		if (up && orig < from) {
@@ -380,16 +409,21 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		}
 		if (!err)
 			err = inode_log(fs, ip);
-		if (!err)
+		if (!err && edge % unit == 0)
 			err = tx_maybe_roll(fs);
 		if (err || last)
 			return err;
 	}
 }
 
-/* Set the state of every mapped block in [fb, fb+len). Holes stay holes. */
+/*
+ * Set the state of every mapped block in [fb, fb+len).  Holes stay holes.
+ * With roll, the transaction may be committed between records; without,
+ * the caller finishes the step (a write converts and extends the size in
+ * one step, or a cut could leave written blocks past EOF).
+ */
 int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		 uint64_t len, uint32_t state)
+		 uint64_t len, uint32_t state, bool roll)
 {
 	uint64_t end = fb + len;
 
@@ -411,7 +445,11 @@ int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			/* one piece at a time, never committed half done */
 			err = unmap_range(fs, ip, fb, n, false, false);
 			if (!err)
-				err = bmap_map_step(fs, ip, &piece);
+				err = bmap_map(fs, ip, &piece);
+			if (!err)
+				err = inode_log(fs, ip);
+			if (!err && roll)
+				err = tx_maybe_roll(fs);
 			if (err)
 				return err;
 		}

@@ -1,17 +1,26 @@
 /*
- * file.c - file data: write, read, truncate, fallocate, sync.
+ * file.c - file data: write, read, fallocate, sync, stat.
  *
- * Data goes straight to the device; metadata changes go through the
- * journal.  Three rules keep crash states clean:
+ * Data goes straight to the device (the realtime device for a realtime
+ * file); metadata changes go through the journal.  Three rules keep crash
+ * states clean:
  *   1. a mapping is committed only after its data was written (ordered
  *      mode: the commit flushes first), so no committed written extent
  *      ever exposes old bytes;
- *   2. the bytes of the EOF block past EOF are always zero on the device,
- *      and no written block lies wholly past EOF (except while an orphan's
- *      truncate is being finished), so extending a file (write past EOF,
- *      truncate up) needs no zeroing at all;
+ *   2. the written bytes of the EOF tail past EOF are always zero on the
+ *      device, and no written block lies past the tail (except while an
+ *      orphan's truncate is being finished), so extending a file (write
+ *      past EOF, truncate up, fallocate) needs no zeroing at all.  The
+ *      tail is the EOF block; for a realtime file, the EOF rt extent
+ *      (file_tail_end);
  *   3. a block's new data and the size that covers it change in the same
  *      transaction step, so a cut never leaves written data past EOF.
+ *
+ * A realtime file allocates whole rt extents, aligned in the file and on
+ * the device, and maps every block of every rt extent it touches: blocks
+ * nobody wrote are unwritten.  Holes in it are therefore whole rt extents,
+ * and where a plain file would unmap part of an rt extent (punch), the
+ * blocks become unwritten instead.
  */
 #include "ref/ref_internal.h"
 
@@ -19,39 +28,42 @@
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-static int data_write(struct ref_fs *fs, uint64_t blk, uint64_t boff,
-		      const void *buf, uint64_t len)
+static int data_write(struct ref_fs *fs, struct hw_dev *dev, uint64_t blk,
+		      uint64_t boff, const void *buf, uint64_t len)
 {
 	fs->ctr.data_bytes_written += len;
-	return hw_write(fs->dev, (blk << fs->bshift) + boff, buf, len, 0);
+	return hw_write(dev, (blk << fs->bshift) + boff, buf, len, 0);
 }
 
-static int zero_write(struct ref_fs *fs, uint64_t devoff, uint64_t len)
+static int zero_write(struct ref_fs *fs, struct hw_dev *dev, uint64_t devoff,
+		      uint64_t len)
 {
 	if (len == 0)
 		return 0;
 	fs->ctr.bytes_zeroed += len;
-	return hw_zero_out(fs->dev, devoff, len, 0);
+	return hw_zero_out(dev, devoff, len, 0);
 }
 
 /*
  * Write [pos, end) into fresh or unwritten blocks [fb, fb+n) at device
  * block blk: whole blocks, with zeroes around the caller's bytes.
  */
-static int write_full_blocks(struct ref_fs *fs, uint64_t fb, uint64_t n,
-			     uint64_t blk, const uint8_t *buf, uint64_t off,
-			     uint64_t pos, uint64_t end)
+static int write_full_blocks(struct ref_fs *fs, struct hw_dev *dev,
+			     uint64_t fb, uint64_t n, uint64_t blk,
+			     const uint8_t *buf, uint64_t off, uint64_t pos,
+			     uint64_t end)
 {
 	uint64_t first = fb << fs->bshift, last = (fb + n) << fs->bshift;
 	uint64_t dev0 = blk << fs->bshift;
 	uint64_t wend = min64(end, last);
 	int err;
 
-	err = zero_write(fs, dev0, pos - first);
+	err = zero_write(fs, dev, dev0, pos - first);
 	if (!err)
-		err = data_write(fs, blk, pos - first, buf + (pos - off), wend - pos);
+		err = data_write(fs, dev, blk, pos - first, buf + (pos - off),
+				 wend - pos);
 	if (!err)
-		err = zero_write(fs, dev0 + (wend - first), last - wend);
+		err = zero_write(fs, dev, dev0 + (wend - first), last - wend);
 	return err;
 }
 
@@ -62,18 +74,27 @@ static uint64_t alloc_goal(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb)
 
 	if (fb > 0 && bmap_lookup(fs, ip, fb - 1, &e) == 0 && e.state != BMAP_HOLE)
 		return e.startblk + (fb - 1 - e.fileoff) + 1;
-	return fs->data;
+	return inode_is_rt(ip) ? 0 : fs->data;
+}
+
+static int alloc_try(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t want, uint64_t *blk, uint64_t *got)
+{
+	if (inode_is_rt(ip))
+		return rtalloc_blocks(fs, alloc_goal(fs, ip, fb), want, blk, got);
+	return alloc_data(fs, alloc_goal(fs, ip, fb), want, blk, got);
 }
 
 /*
- * Allocate up to want blocks for file block fb.  When space is short but
- * blocks freed in the running transaction are waiting, commit (and, for
- * metadata, checkpoint) to release them and try again.
+ * Allocate up to want blocks for file block fb (whole rt extents for a
+ * realtime file).  When space is short but blocks freed in the running
+ * transaction are waiting, commit (and, for metadata, checkpoint) to
+ * release them and try again.
  */
 static int alloc_for(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		     uint64_t want, uint64_t *blk, uint64_t *got)
 {
-	int err = alloc_data(fs, alloc_goal(fs, ip, fb), want, blk, got);
+	int err = alloc_try(fs, ip, fb, want, blk, got);
 
 	if (err == -ENOSPC && alloc_has_busy(fs)) {
 		err = inode_log(fs, ip);
@@ -82,7 +103,52 @@ static int alloc_for(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		if (!err && alloc_has_busy(fs))
 			err = journal_checkpoint(fs);
 		if (!err)
-			err = alloc_data(fs, alloc_goal(fs, ip, fb), want, blk, got);
+			err = alloc_try(fs, ip, fb, want, blk, got);
+	}
+	return err;
+}
+
+/*
+ * Allocate blocks for the hole at file block fb, n blocks of which are
+ * wanted (all inside the hole).  A plain file gets up to n blocks at fb.
+ * A realtime file gets whole rt extents, from the one holding fb up to at
+ * most the one holding fb+n-1 (holes in it are whole rt extents, so all
+ * of that is hole).  *m is what was allocated, not yet mapped.
+ *
+ *   rt, R = 4:         fb        fb+n
+ *              |    .  [xxxxxxxxxx]   .    |
+ *              |<--------- *m: 3 rt extents ------->|
+ */
+static int alloc_hole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      uint64_t n, struct ref_extent *m)
+{
+	uint64_t unit = file_unit(fs, ip);
+	uint64_t a0 = round_down(fb, unit), a1 = round_up(fb + n, unit);
+	int err = alloc_for(fs, ip, a0, a1 - a0, &m->startblk, &m->len);
+
+	m->fileoff = a0;
+	m->state = 0;
+	return err;
+}
+
+/*
+ * Map the fresh allocation m: blocks [w0, w1) written, the rest of it
+ * unwritten (a realtime file's padding up to whole rt extents).  The
+ * caller logs the inode.
+ */
+static int map_new(struct ref_fs *fs, struct ref_inode *ip,
+		   const struct ref_extent *m, uint64_t w0, uint64_t w1)
+{
+	uint64_t cut[4] = { m->fileoff, w0, w1, m->fileoff + m->len };
+	int err = 0;
+
+	for (int i = 0; i < 3 && !err; i++) {
+		struct ref_extent piece = {
+			cut[i], m->startblk + (cut[i] - m->fileoff),
+			cut[i + 1] - cut[i], i == 1 ? 0 : REF_EXT_UNWRITTEN };
+
+		if (piece.len)
+			err = bmap_map(fs, ip, &piece);
 	}
 	return err;
 }
@@ -99,6 +165,7 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		   uint64_t len, uint64_t off)
 {
 	struct ref_inode *ip;
+	struct hw_dev *dev;
 	uint64_t pos = off, end = off + len;
 	int err = inode_get(fs, ino, &ip);
 
@@ -108,11 +175,12 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		return -EROFS;
 	if (end < off || end > REF_MAX_BYTES)
 		return -EFBIG;
+	dev = file_dev(fs, ip);
 	while (pos < end) {
 		uint64_t fb = pos >> fs->bshift;
 		uint64_t lastfb = (end - 1) >> fs->bshift;
 		struct ref_extent e;
-		uint64_t n, blk, got;
+		uint64_t n, blk;
 
 		err = bmap_lookup(fs, ip, fb, &e);
 		if (err)
@@ -121,24 +189,26 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		if (e.state == BMAP_HOLE) {
 			struct ref_extent m;
 
-			err = alloc_for(fs, ip, fb, n, &blk, &got);
+			err = alloc_hole(fs, ip, fb, n, &m);
 			if (err)
 				break;
-			err = write_full_blocks(fs, fb, got, blk, buf, off, pos, end);
-			m = (struct ref_extent){ fb, blk, got, 0 };
+			n = min64(n, m.fileoff + m.len - fb);
+			blk = m.startblk + (fb - m.fileoff);
+			err = write_full_blocks(fs, dev, fb, n, blk, buf, off,
+						pos, end);
 			if (!err)
-				err = bmap_map(fs, ip, &m);
-			n = got;
+				err = map_new(fs, ip, &m, fb, fb + n);
 		} else if (e.state == REF_EXT_UNWRITTEN) {
 			blk = e.startblk + (fb - e.fileoff);
-			err = write_full_blocks(fs, fb, n, blk, buf, off, pos, end);
+			err = write_full_blocks(fs, dev, fb, n, blk, buf, off,
+						pos, end);
 			if (!err)
-				err = bmap_convert(fs, ip, fb, n, 0);
+				err = bmap_convert(fs, ip, fb, n, 0, false);
 		} else {
 			uint64_t wend = min64(end, (fb + n) << fs->bshift);
 
 			blk = e.startblk + (fb - e.fileoff);
-			err = data_write(fs, blk, pos - (fb << fs->bshift),
+			err = data_write(fs, dev, blk, pos - (fb << fs->bshift),
 					 (const uint8_t *)buf + (pos - off), wend - pos);
 		}
 		if (err)
@@ -186,7 +256,7 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
 				       (pos & (fs->bs - 1));
 
-			err = hw_read(fs->dev, dev, out + (pos - off), n);
+			err = hw_read(file_dev(fs, ip), dev, out + (pos - off), n);
 			if (err)
 				return err;
 			fs->ctr.data_bytes_read += n;
@@ -199,8 +269,8 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 }
 
 /* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
-static int zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
-			uint64_t to)
+int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+		      uint64_t to)
 {
 	while (from < to) {
 		uint64_t fb = from >> fs->bshift;
@@ -218,7 +288,7 @@ static int zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
 				       (from & (fs->bs - 1));
 
-			err = zero_write(fs, dev, n);
+			err = zero_write(fs, file_dev(fs, ip), dev, n);
 			if (err)
 				return err;
 		}
@@ -228,88 +298,75 @@ static int zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 }
 
 /*
- * Unclean mount: zero any non-zero bytes past EOF in written EOF blocks.
- * An in-place overwrite that extended the file inside its EOF block can
- * reach the device while the new size, still in the running transaction,
- * is lost at the cut; rule 2 is restored here before anyone can extend.
+ * Rule 2 at the EOF tail: check that the written bytes of [size, tail end)
+ * read as zero.  Without fix, *bad is the first that does not (off =
+ * UINT64_MAX: none); with fix, every block part that does not is zeroed.
+ * The tail is one block of a plain file, up to an rt extent of a
+ * realtime one; it is read a block at a time.
+ */
+int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
+		       struct tail_bad *bad)
+{
+	uint64_t pos = ip->size, end = file_tail_end(fs, ip) << fs->bshift;
+	struct hw_dev *dev = file_dev(fs, ip);
+
+	bad->off = UINT64_MAX;
+	while (pos < end) {
+		uint64_t fb = pos >> fs->bshift, n, devoff;
+		struct ref_extent e;
+		int err = bmap_lookup(fs, ip, fb, &e);
+
+		if (err)
+			return err;
+		if (e.state != 0) {
+			n = e.fileoff + e.len > (end >> fs->bshift) ? end - pos :
+			    ((e.fileoff + e.len) << fs->bshift) - pos;
+			pos += n;
+			continue;
+		}
+		n = min64(end, (fb + 1) << fs->bshift) - pos;
+		devoff = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
+			 (pos & (fs->bs - 1));
+		err = hw_read(dev, devoff, fs->scratch, n);
+		if (err)
+			return err;
+		for (uint64_t k = 0; k < n; k++) {
+			if (!fs->scratch[k])
+				continue;
+			if (!fix) {
+				*bad = (struct tail_bad){ pos + k, fs->scratch[k] };
+				return 0;
+			}
+			err = zero_write(fs, dev, devoff, n);
+			if (err)
+				return err;
+			break;
+		}
+		pos += n;
+	}
+	return 0;
+}
+
+/*
+ * Unclean mount: zero any non-zero bytes past EOF in written tail blocks.
+ * An in-place overwrite that extended the file inside its tail can reach
+ * the device while the new size, still in the running transaction, is
+ * lost at the cut; rule 2 is restored here before anyone can extend.
  */
 int file_zero_eof_tails(struct ref_fs *fs)
 {
 	for (uint32_t i = 0; i < fs->ninodes; i++) {
 		struct ref_inode *ip = &fs->inodes[i];
-		uint64_t tail = ip->size & (fs->bs - 1), dev;
-		struct ref_extent e;
+		struct tail_bad bad;
 		int err;
 
-		if (ip->type != ITYPE_FILE || !tail)
+		if (ip->type != ITYPE_FILE)
 			continue;
-		err = bmap_lookup(fs, ip, ip->size >> fs->bshift, &e);
+		err = file_scan_eof_tail(fs, ip, true, &bad);
 		if (err)
 			return err;
-		if (e.state != 0)
-			continue;
-		dev = ((e.startblk + ((ip->size >> fs->bshift) - e.fileoff))
-		       << fs->bshift) + tail;
-		err = hw_read(fs->dev, dev, fs->scratch, fs->bs - tail);
-		if (err)
-			return err;
-		for (uint64_t k = 0; k < fs->bs - tail; k++) {
-			if (fs->scratch[k]) {
-				err = zero_write(fs, dev, fs->bs - tail);
-				if (err)
-					return err;
-				break;
-			}
-		}
 	}
 	return 0;
-}
-
-/* Unmap and free every block from file block from_fb on (rolling). */
-int file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
-			 uint64_t from_fb)
-{
-	int err = bmap_unmap(fs, ip, from_fb, UINT64_MAX - from_fb, true);
-
-	if (!err)
-		err = inode_log(fs, ip);
-	return err;
-}
-
-int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
-{
-	struct ref_inode *ip;
-	uint64_t eofb;
-	int err = inode_get(fs, ino, &ip);
-
-	if (err)
-		return err;
-	if (fs->rdonly)
-		return -EROFS;
-	if (size > REF_MAX_BYTES)
-		return -EFBIG;
-	if (size >= ip->size) {
-		/* Rule 2: nothing past the old EOF can read as non-zero. */
-		ip->size = size;
-		err = inode_log(fs, ip);
-		return err ? err : tx_maybe_roll(fs);
-	}
-	/* Step 1: new size, orphan mark, zero the EOF block's tail. */
-	eofb = fs_blocks_roundup(fs, size);
-	ip->size = size;
-	ip->flags |= REF_IF_ORPHAN;
-	err = zero_written(fs, ip, size, eofb << fs->bshift);
-	if (!err)
-		err = inode_log(fs, ip);
-	/* Step 2: free whole blocks past EOF, in as many transactions as needed. */
-	if (!err)
-		err = file_truncate_blocks(fs, ip, eofb);
-	/* Step 3: done. */
-	if (!err) {
-		ip->flags &= ~REF_IF_ORPHAN;
-		err = inode_log(fs, ip);
-	}
-	return err ? err : tx_maybe_roll(fs);
 }
 
 /*
@@ -326,10 +383,37 @@ static int zero_partial_ends(struct ref_fs *fs, struct ref_inode *ip,
 	*in0 = fs_blocks_roundup(fs, off);
 	*in1 = end >> fs->bshift;
 	if (*in0 >= *in1)
-		return zero_written(fs, ip, off, end);
-	err = zero_written(fs, ip, off, *in0 << fs->bshift);
+		return file_zero_written(fs, ip, off, end);
+	err = file_zero_written(fs, ip, off, *in0 << fs->bshift);
 	if (!err)
-		err = zero_written(fs, ip, *in1 << fs->bshift, end);
+		err = file_zero_written(fs, ip, *in1 << fs->bshift, end);
+	return err;
+}
+
+/*
+ * Punch whole blocks [fb0, fb1): a plain file unmaps and frees them.  A
+ * realtime file frees only the whole rt extents inside; the blocks of the
+ * rt extents at either end it covers only partly become unwritten:
+ *
+ *            fb0                            fb1
+ *   | R    [u u|   R    |   R    |u u u]  R   |
+ *          unwritten     freed     unwritten
+ */
+static int punch_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+			uint64_t fb1)
+{
+	uint64_t unit = file_unit(fs, ip);
+	uint64_t r0 = round_up(fb0, unit), r1 = round_down(fb1, unit);
+	int err;
+
+	if (r0 >= r1)
+		return bmap_convert(fs, ip, fb0, fb1 - fb0, REF_EXT_UNWRITTEN,
+				    true);
+	err = bmap_convert(fs, ip, fb0, r0 - fb0, REF_EXT_UNWRITTEN, true);
+	if (!err)
+		err = bmap_unmap(fs, ip, r0, r1 - r0, true);
+	if (!err)
+		err = bmap_convert(fs, ip, r1, fb1 - r1, REF_EXT_UNWRITTEN, true);
 	return err;
 }
 
@@ -339,7 +423,7 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 {
 	while (fb < fbend) {
 		struct ref_extent e;
-		uint64_t n, blk, got;
+		uint64_t n;
 		int err = bmap_lookup(fs, ip, fb, &e);
 
 		if (err)
@@ -348,14 +432,16 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		if (e.state == BMAP_HOLE) {
 			struct ref_extent m;
 
-			err = alloc_for(fs, ip, fb, n, &blk, &got);
+			err = alloc_hole(fs, ip, fb, n, &m);
+			if (!err)
+				err = map_new(fs, ip, &m, m.fileoff, m.fileoff);
+			if (!err)
+				err = inode_log(fs, ip);
+			if (!err)
+				err = tx_maybe_roll(fs);
 			if (err)
 				return err;
-			m = (struct ref_extent){ fb, blk, got, REF_EXT_UNWRITTEN };
-			err = bmap_map_step(fs, ip, &m);
-			if (err)
-				return err;
-			n = got;
+			n = m.fileoff + m.len - fb;
 		}
 		fb += n;
 	}
@@ -366,7 +452,8 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  * Collapse and insert range.  Both move every extent past the range by
  * len, in as many transactions as that takes, and order the size change
  * so that no step leaves a mapping past EOF: insert grows the file first,
- * collapse shrinks it last.
+ * collapse shrinks it last.  A realtime file moves whole rt extents only
+ * (off and len rt-extent-aligned, as XFS has it).
  *
  *   collapse:  | A | gone | B |   ->   | A | B |
  *   insert:    | A |  B  |        ->   | A | hole | B |
@@ -378,7 +465,9 @@ static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
 	int err;
 
 	if ((mode != REF_FALLOC_COLLAPSE_RANGE && mode != REF_FALLOC_INSERT_RANGE) ||
-	    len == 0 || (off & mask) || (len & mask))
+	    len == 0 || (off & mask) || (len & mask) ||
+	    (off >> fs->bshift) % file_unit(fs, ip) ||
+	    (len >> fs->bshift) % file_unit(fs, ip))
 		return -EINVAL;
 	if (end < off || end > REF_MAX_BYTES)
 		return -EFBIG;
@@ -477,7 +566,7 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 
 		err = zero_partial_ends(fs, ip, off, end, &in0, &in1);
 		if (!err && in0 < in1)
-			err = bmap_unmap(fs, ip, in0, in1 - in0, true);
+			err = punch_blocks(fs, ip, in0, in1);
 		if (!err)
 			err = inode_log(fs, ip);
 		return err ? err : tx_maybe_roll(fs);
@@ -491,7 +580,7 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		err = zero_partial_ends(fs, ip, off, end, &in0, &in1);
 		if (!err && in0 < in1)
 			err = bmap_convert(fs, ip, in0, in1 - in0,
-					   REF_EXT_UNWRITTEN);
+					   REF_EXT_UNWRITTEN, true);
 	}
 	if (err)
 		return err;
@@ -546,5 +635,10 @@ int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 	st->inodes = fs->ninodes;
 	for (uint32_t i = 0; i < fs->ninodes; i++)
 		st->free_inodes += fs->inodes[i].type == ITYPE_FREE;
+	if (fs->rtdev) {
+		st->rtextsize = fs->rtx * fs->bs;
+		st->rt_blocks = fs->rtblocks;
+		st->rt_free_blocks = fs->rt_free * fs->rtx;
+	}
 	return 0;
 }

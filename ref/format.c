@@ -104,6 +104,7 @@ const char *ref_strerror(int err)
 	case EOPNOTSUPP:   return "operation not supported";
 	case ENFILE:       return "inode table full";
 	case EMEDIUMTYPE:  return "not an fsoracle image";
+	case ENODEV:       return "realtime device missing";
 	default:           return "unknown error";
 	}
 }
@@ -123,13 +124,44 @@ uint32_t bitmap_blocks(uint64_t n, uint64_t bpb)
 struct layout {
 	uint32_t bs, jlen, ninodes, itablen, bmaplen, maxrecs, maxext;
 	uint64_t total, itab, bmap, data;
+	uint32_t rtx, rtbmaplen;
+	uint64_t rtblocks, rtextents, rtbmap;
 };
+
+/*
+ * The realtime device: whole rt extents of rtx blocks (rtx <= maxext, so
+ * one rt extent always fits an extent record), one bitmap bit each.
+ */
+static int rt_layout(const struct ref_mkfs_opts *o, uint64_t bpb,
+		     struct layout *l)
+{
+	uint64_t n;
+
+	l->rtx = 1;
+	l->rtbmaplen = 0;
+	l->rtblocks = l->rtextents = 0;
+	if (!o || !o->rtdev)
+		return o && o->rtextsize ? -EINVAL : 0;
+	if (o->rtextsize % l->bs || o->rtextsize / l->bs > l->maxext)
+		return -EINVAL;
+	l->rtx = o->rtextsize ? o->rtextsize / l->bs : 1;
+	l->rtextents = hw_size(o->rtdev) / l->bs / l->rtx;
+	if (l->rtextents == 0)
+		return -ENOSPC;
+	l->rtblocks = l->rtextents * l->rtx;
+	n = (l->rtextents + bpb - 1) / bpb;
+	if (n > UINT32_MAX)
+		return -EFBIG;
+	l->rtbmaplen = (uint32_t)n;
+	return 0;
+}
 
 static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 		       struct layout *l)
 {
 	uint32_t ipb;
 	uint64_t bpb;
+	int err;
 
 	l->bs = o && o->blocksize ? o->blocksize : 4096;
 	if (l->bs < 512 || l->bs > 65536 || (l->bs & (l->bs - 1)))
@@ -156,8 +188,12 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 		ipb = 1; /* 512-byte blocks: one inode after the header */
 	l->itablen = (l->ninodes + ipb - 1) / ipb;
 	l->itab = 2 + (uint64_t)l->jlen;
-	l->bmap = l->itab + l->itablen;
 	bpb = (uint64_t)(l->bs - BM_HDR_SIZE) * 8;
+	err = rt_layout(o, bpb, l);
+	if (err)
+		return err;
+	l->rtbmap = l->itab + l->itablen;
+	l->bmap = l->rtbmap + l->rtbmaplen;
 	if (l->bmap >= l->total)
 		return -ENOSPC;
 	l->bmaplen = bitmap_blocks(l->total - l->bmap, bpb);
@@ -225,8 +261,15 @@ int ref_mkfs(struct hw_dev *dev, const struct ref_mkfs_opts *opts)
 	put32(blk + SB_MAXEXT, l.maxext);
 	put64(blk + SB_DATA, l.data);
 	put32(blk + SB_BMINIT, 0);
-	put64(blk + SB_FEATURES, 0);
+	put64(blk + SB_FEATURES, l.rtblocks ? FEAT_REALTIME : 0);
 	put32(blk + SB_CLEAN, 1);
+	if (l.rtblocks) { /* else all zero */
+		put64(blk + SB_RTBLOCKS, l.rtblocks);
+		put64(blk + SB_RTEXTENTS, l.rtextents);
+		put64(blk + SB_RTBMAP, l.rtbmap);
+		put32(blk + SB_RTBMAPLEN, l.rtbmaplen);
+		put32(blk + SB_RTEXTSIZE, l.rtx);
+	}
 	blk_set_crc(blk, l.bs < HDR_SECTOR ? l.bs : HDR_SECTOR);
 	err = hw_write(dev, 0, blk, l.bs, HW_META | HW_FUA);
 out:
@@ -247,6 +290,7 @@ static const struct { const char *name; size_t off; } counter_tab[] = {
 	C(blocks_freed), C(tx_commits), C(tx_rolls),
 	C(journal_blocks_written), C(checkpoints), C(bcache_lookups),
 	C(bcache_misses), C(meta_blocks_written), C(recovered_txns),
+	C(rt_extents_allocated), C(rt_extents_freed),
 };
 #undef C
 #undef CB
@@ -274,3 +318,4 @@ void ref_counters_reset(struct ref_fs *fs)
 
 uint32_t ref_blocksize(const struct ref_fs *fs) { return fs->bs; }
 struct hw_dev *ref_device(const struct ref_fs *fs) { return fs->dev; }
+struct hw_dev *ref_rtdevice(const struct ref_fs *fs) { return fs->rtdev; }

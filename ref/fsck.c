@@ -2,13 +2,17 @@
  * fsck.c - the audit: recompute everything from scratch and compare.
  *
  * It rebuilds, from the inode table and every extent B+tree, which data
- * blocks are referenced (each exactly once, B+tree nodes included) and
- * compares that with the bitmap and all free counts.  Per file it checks
- * record order, overlap, lengths, canonical merging, block and record
- * counts, that no written block lies wholly past EOF and (on devices that
- * store data) that the EOF block's bytes past EOF read as zero.  It runs
- * on a mounted filesystem (ref_audit) or on an image (ref_fsck: a
- * read-only mount, recovering the log in memory only).
+ * blocks and which realtime blocks are referenced (each exactly once,
+ * B+tree nodes included) and compares that with both bitmaps and all free
+ * counts.  Per file it checks record order, overlap, lengths, canonical
+ * merging, block and record counts, that no written block lies past the
+ * EOF tail and (on devices that store data) that the tail's written bytes
+ * past EOF read as zero.  A realtime file must map every rt extent it
+ * touches whole, onto one aligned rt extent of the realtime device.  The
+ * reference lists are sorted runs, so the audit costs what the files map,
+ * not what the devices hold.  It runs on a mounted filesystem (ref_audit)
+ * or on an image (ref_fsck: a read-only mount, recovering the log in
+ * memory only).
  */
 #include "ref/ref_internal.h"
 
@@ -22,40 +26,52 @@ struct ref_run {
 	const char *what;
 };
 
+/* Every reference found on one device (sparse: a 64 TiB device costs
+ * what its files map). */
+struct run_list {
+	const char *device;     /* "data region", "realtime device" */
+	const char *unit;       /* "block", "rt block" */
+	uint64_t first, end;    /* valid blocks */
+	struct ref_run *v;
+	size_t n, cap;
+};
+
 struct audit {
 	struct ref_fs *fs;
-	struct ref_run *runs;   /* every reference found (sparse: a 64 TiB */
-	size_t nruns, cap;      /* device costs what its files map)        */
+	struct run_list data, rt;
 	int bad;
 	/* per-file walk state */
 	struct ref_inode *ip;
 	struct ref_extent prev;
 	bool have_prev;
 	uint64_t nrecs, nblocks;
+	uint64_t rt_next;       /* realtime: the file block the next record
+				   must start at (UINT64_MAX: an rt extent
+				   boundary), and its rt block */
+	uint64_t rt_next_blk;
 };
 
-static int mark_used(struct audit *a, uint64_t blk, uint64_t len,
-		     const char *what)
+static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
+		     uint64_t len, const char *what)
 {
-	struct ref_fs *fs = a->fs;
-
-	if (blk < fs->data || blk + len > fs->total || blk + len < blk) {
-		ref_report(fs, "inode %llu: %s %llu+%llu outside the data region",
+	if (blk < l->first || blk + len > l->end || blk + len < blk) {
+		ref_report(a->fs, "inode %llu: %s %llu+%llu outside the %s",
 			   (unsigned long long)a->ip->ino, what,
-			   (unsigned long long)blk, (unsigned long long)len);
+			   (unsigned long long)blk, (unsigned long long)len,
+			   l->device);
 		a->bad = 1;
 		return 0;
 	}
-	if (a->nruns == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 256;
-		struct ref_run *n = realloc(a->runs, ncap * sizeof(*n));
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 256;
+		struct ref_run *n = realloc(l->v, ncap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		a->runs = n;
-		a->cap = ncap;
+		l->v = n;
+		l->cap = ncap;
 	}
-	a->runs[a->nruns++] = (struct ref_run){ blk, len, a->ip->ino, what };
+	l->v[l->n++] = (struct ref_run){ blk, len, a->ip->ino, what };
 	return 0;
 }
 
@@ -67,15 +83,16 @@ static int run_cmp(const void *x, const void *y)
 }
 
 /* Sort the references; any overlap is a block referenced twice. */
-static void check_overlaps(struct audit *a)
+static void check_overlaps(struct audit *a, struct run_list *l)
 {
-	qsort(a->runs, a->nruns, sizeof(*a->runs), run_cmp);
-	for (size_t i = 1; i < a->nruns; i++) {
-		const struct ref_run *p = &a->runs[i - 1], *r = &a->runs[i];
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), run_cmp);
+	for (size_t i = 1; i < l->n; i++) {
+		const struct ref_run *p = &l->v[i - 1], *r = &l->v[i];
 
 		if (p->start + p->len > r->start) {
-			ref_report(a->fs, "block %llu is referenced twice: %s of "
-				   "inode %llu and %s of inode %llu",
+			ref_report(a->fs, "%s %llu is referenced twice: %s of "
+				   "inode %llu and %s of inode %llu", l->unit,
 				   (unsigned long long)r->start, p->what,
 				   (unsigned long long)p->ino, r->what,
 				   (unsigned long long)r->ino);
@@ -84,9 +101,34 @@ static void check_overlaps(struct audit *a)
 	}
 }
 
+/* Compare one device's references with its bitmap. */
+static int check_bitmap(struct audit *a, struct run_list *l,
+			int (*check)(struct ref_fs *, const struct alloc_run *,
+				     size_t))
+{
+	struct alloc_run *runs;
+	int err;
+
+	check_overlaps(a, l);
+	runs = malloc((l->n ? l->n : 1) * sizeof(*runs));
+	if (!runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		runs[i] = (struct alloc_run){ l->v[i].start, l->v[i].len };
+	err = check(a->fs, runs, l->n);
+	free(runs);
+	if (err == -EFSCORRUPTED) {
+		a->bad = 1;
+		err = 0;
+	}
+	return err;
+}
+
 static int node_block(void *arg, uint64_t blk)
 {
-	return mark_used(arg, blk, 1, "B+tree node");
+	struct audit *a = arg;
+
+	return mark_used(a, &a->data, blk, 1, "B+tree node");
 }
 
 static void bad_file(struct audit *a, const char *fmt, ...)
@@ -104,12 +146,39 @@ static void bad_file(struct audit *a, const char *fmt, ...)
 	a->bad = 1;
 }
 
+/*
+ * A realtime file's records, in order, must tile each rt extent they
+ * touch: a record starts an rt extent (aligned in the file and on the
+ * device) or continues the previous record exactly, and the last record
+ * of an rt extent ends it.
+ */
+static void check_rt_tiling(struct audit *a, const struct ref_extent *e)
+{
+	uint64_t R = a->fs->rtx;
+
+	if (a->rt_next != UINT64_MAX &&
+	    (e->fileoff != a->rt_next || e->startblk != a->rt_next_blk))
+		bad_file(a, "rt extent at file block %llu is only partly mapped "
+			 "(next record at file block %llu, rt block %llu)",
+			 (unsigned long long)round_down(a->rt_next, R),
+			 (unsigned long long)e->fileoff,
+			 (unsigned long long)e->startblk);
+	else if (a->rt_next == UINT64_MAX && (e->fileoff % R || e->startblk % R))
+		bad_file(a, "record at file block %llu (rt block %llu) starts "
+			 "inside an rt extent of %llu blocks: partly mapped",
+			 (unsigned long long)e->fileoff,
+			 (unsigned long long)e->startblk, (unsigned long long)R);
+	a->rt_next = (e->fileoff + e->len) % R ? e->fileoff + e->len : UINT64_MAX;
+	a->rt_next_blk = e->startblk + e->len;
+}
+
 static int visit_extent(void *arg, const void *rec)
 {
 	struct audit *a = arg;
 	struct ref_fs *fs = a->fs;
 	struct ref_extent e;
-	uint64_t eofb = fs_blocks_roundup(fs, a->ip->size);
+	uint64_t tail = file_tail_end(fs, a->ip);
+	bool rt = inode_is_rt(a->ip);
 
 	xrec_decode(rec, &e);
 	a->nrecs++;
@@ -135,49 +204,39 @@ static int visit_extent(void *arg, const void *rec)
 				 "have been merged", (unsigned long long)p->fileoff,
 				 (unsigned long long)e.fileoff);
 	}
-	if (e.state == 0 && e.fileoff + e.len > eofb &&
+	if (e.state == 0 && e.fileoff + e.len > tail &&
 	    !(a->ip->flags & REF_IF_ORPHAN))
-		bad_file(a, "written blocks %llu..%llu lie past EOF (size %llu)",
-			 (unsigned long long)(e.fileoff > eofb ? e.fileoff : eofb),
+		bad_file(a, "written blocks %llu..%llu lie past EOF (size %llu)%s",
+			 (unsigned long long)(e.fileoff > tail ? e.fileoff : tail),
 			 (unsigned long long)(e.fileoff + e.len - 1),
-			 (unsigned long long)a->ip->size);
-	mark_used(a, e.startblk, e.len, "data");
+			 (unsigned long long)a->ip->size,
+			 rt ? " and its rt extent" : "");
+	if (rt)
+		check_rt_tiling(a, &e);
 	a->prev = e;
 	a->have_prev = true;
-	return 0;
+	return mark_used(a, rt ? &a->rt : &a->data, e.startblk, e.len,
+			 rt ? "realtime data" : "data");
 }
 
-/* Bytes of the EOF block past EOF must read as zero on the device. */
+/* The tail's written bytes past EOF must read as zero on the device. */
 static int check_eof_tail(struct audit *a)
 {
 	struct ref_fs *fs = a->fs;
-	uint64_t size = a->ip->size, tail = size & (fs->bs - 1);
-	struct ref_extent e;
+	struct tail_bad bad;
 	int err;
 
 	/* A read-only check of a crashed image cannot expect it yet: mount
 	 * restores it (file_zero_eof_tails). */
-	if (!tail || !(hw_caps(fs->dev) & HW_CAP_STORES_DATA) ||
+	if (!(hw_caps(file_dev(fs, a->ip)) & HW_CAP_STORES_DATA) ||
 	    (fs->unclean && fs->rdonly))
 		return 0;
-	err = bmap_lookup(fs, a->ip, size >> fs->bshift, &e);
-	if (err)
-		return err;
-	if (e.state != 0)
-		return 0;
-	err = hw_read(fs->dev, ((e.startblk + ((size >> fs->bshift) - e.fileoff))
-				<< fs->bshift) + tail, fs->scratch, fs->bs - tail);
-	if (err)
-		return err;
-	for (uint64_t i = 0; i < fs->bs - tail; i++) {
-		if (fs->scratch[i]) {
-			bad_file(a, "byte %llu past EOF (size %llu) is 0x%02x, "
-				 "not zero", (unsigned long long)(size + i),
-				 (unsigned long long)size, fs->scratch[i]);
-			break;
-		}
-	}
-	return 0;
+	err = file_scan_eof_tail(fs, a->ip, false, &bad);
+	if (!err && bad.off != UINT64_MAX)
+		bad_file(a, "byte %llu past EOF (size %llu) is 0x%02x, not zero",
+			 (unsigned long long)bad.off,
+			 (unsigned long long)a->ip->size, bad.byte);
+	return err;
 }
 
 /*
@@ -216,6 +275,7 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 	a->ip = ip;
 	a->have_prev = false;
 	a->nrecs = a->nblocks = 0;
+	a->rt_next = UINT64_MAX;
 	err = check_slot(a, ip);
 	if (err)
 		return err;
@@ -232,6 +292,11 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 	err = bt_iterate(&t, 0, visit_extent, a);
 	if (err)
 		return err;
+	if (a->rt_next != UINT64_MAX)
+		bad_file(a, "rt extent at file block %llu is only partly mapped "
+			 "(its records end at file block %llu)",
+			 (unsigned long long)round_down(a->rt_next, fs->rtx),
+			 (unsigned long long)a->rt_next);
 	if (a->nrecs != ip->nextents || a->nrecs != nrecs)
 		bad_file(a, "%llu extent records, inode says %llu",
 			 (unsigned long long)a->nrecs,
@@ -245,29 +310,23 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 
 int fsck_run(struct ref_fs *fs)
 {
-	struct audit a = { .fs = fs };
+	struct audit a = {
+		.fs = fs,
+		.data = { .device = "data region", .unit = "block",
+			  .first = fs->data, .end = fs->total },
+		.rt = { .device = "realtime device", .unit = "rt block",
+			.first = 0, .end = fs->rtblocks },
+	};
 	int err = 0;
 
 	for (uint32_t i = 0; i < fs->ninodes && !err; i++)
 		err = audit_file(&a, &fs->inodes[i]);
-	if (!err) {
-		struct alloc_run *runs = NULL;
-
-		check_overlaps(&a);
-		runs = malloc((a.nruns ? a.nruns : 1) * sizeof(*runs));
-		if (!runs)
-			err = -ENOMEM;
-		for (size_t i = 0; !err && i < a.nruns; i++)
-			runs[i] = (struct alloc_run){ a.runs[i].start, a.runs[i].len };
-		if (!err)
-			err = alloc_check(fs, runs, a.nruns);
-		free(runs);
-		if (err == -EFSCORRUPTED) {
-			a.bad = 1;
-			err = 0;
-		}
-	}
-	free(a.runs);
+	if (!err)
+		err = check_bitmap(&a, &a.data, alloc_check);
+	if (!err)
+		err = check_bitmap(&a, &a.rt, alloc_check_rt);
+	free(a.data.v);
+	free(a.rt.v);
 	if (err)
 		return err;
 	return a.bad ? -EFSCORRUPTED : 0;
@@ -290,16 +349,26 @@ int ref_audit(struct ref_fs *fs, ref_msg_fn msg, void *arg)
 	return err;
 }
 
-int ref_fsck(struct hw_dev *dev, ref_msg_fn msg, void *arg)
+int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts)
 {
-	struct ref_mount_opts o = { .flags = REF_MOUNT_RDONLY, .msg = msg,
-				    .msg_arg = arg };
+	struct ref_mount_opts o = { 0 };
 	struct ref_fs *fs;
-	int err = ref_mount(dev, &o, &fs);
+	int err;
 
+	if (opts)
+		o = *opts;
+	o.flags |= REF_MOUNT_RDONLY;
+	err = ref_mount(dev, &o, &fs);
 	if (err)
 		return err;
 	err = fsck_run(fs);
 	ref_abandon(fs);
 	return err;
+}
+
+int ref_fsck(struct hw_dev *dev, ref_msg_fn msg, void *arg)
+{
+	struct ref_mount_opts o = { .msg = msg, .msg_arg = arg };
+
+	return ref_fsck_opts(dev, &o);
 }

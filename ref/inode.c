@@ -108,8 +108,10 @@ int inode_decode(struct ref_fs *fs, uint64_t ino, const uint8_t *slot,
 		why = "file without a name";
 	else if (slot[DI_NAME + REF_NAME_MAX] != 0)
 		why = "name not terminated";
-	else if (ip->flags & ~(REF_IF_ORPHAN | REF_IF_UNLINKED))
+	else if (ip->flags & ~REF_IF_ALL)
 		why = "unknown inode flags";
+	else if ((ip->flags & REF_IF_REALTIME) && !fs->rtblocks)
+		why = "realtime file on a filesystem without a realtime device";
 	else if ((ip->root.blk == 0) != (ip->root.levels == 0))
 		why = "B+tree root and height disagree";
 	else if (ip->root.levels > BT_MAX_LEVELS)
@@ -291,6 +293,37 @@ int ref_unlink(struct ref_fs *fs, const char *name)
 	if (err)
 		return err;
 	return tx_maybe_roll(fs);
+}
+
+/*
+ * Change user-visible inode flags.  The realtime flag moves a file's data
+ * to another device, so, as XFS requires, it changes only while the file
+ * has no blocks at all (-EINVAL otherwise, and without a realtime device).
+ */
+int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
+		  uint32_t clear)
+{
+	struct ref_inode *ip;
+	uint32_t nflags;
+	int err = inode_get(fs, ino, &ip);
+
+	if (err)
+		return err;
+	if ((set | clear) & ~REF_FLAG_REALTIME)
+		return -EOPNOTSUPP;
+	if (set & clear)
+		return -EINVAL;
+	if (fs->rdonly)
+		return -EROFS;
+	nflags = (ip->flags | set) & ~clear;
+	if (nflags == ip->flags)
+		return 0;
+	if (((nflags & REF_IF_REALTIME) && !fs->rtdev) || ip->nblocks ||
+	    ip->nextents)
+		return -EINVAL;
+	ip->flags = nflags;
+	err = inode_log(fs, ip);
+	return err ? err : tx_maybe_roll(fs);
 }
 
 int ref_readdir(struct ref_fs *fs, ref_dirent_fn fn, void *arg)

@@ -25,8 +25,9 @@
  *   - the running transaction is kept below J/4 blocks by rolling it
  *     (tx_maybe_roll) at safe points, and a checkpoint is taken whenever
  *     less than J/2 blocks remain, so a commit always fits.
- * File data is written to the device before the commit that maps it: the
- * commit starts with a flush (ordered mode).
+ * File data is written to the device before the commit that maps it: a
+ * flush of the data and realtime devices precedes every commit block
+ * (ordered mode), and makes the transaction's log blocks durable too.
  */
 #include "ref/ref_internal.h"
 
@@ -90,6 +91,15 @@ int journal_checkpoint(struct ref_fs *fs)
 	return 0;
 }
 
+static int flush_devices(struct ref_fs *fs)
+{
+	int err = hw_flush(fs->dev);
+
+	if (!err && fs->rtdev)
+		err = hw_flush(fs->rtdev);
+	return err;
+}
+
 int tx_commit(struct ref_fs *fs)
 {
 	uint32_t dcap = desc_capacity(fs), pos, ndesc, need;
@@ -99,13 +109,12 @@ int tx_commit(struct ref_fs *fs)
 
 	if (fs->rdonly)
 		return 0;
-	/* Ordered mode: data written so far is durable before the commit. */
-	err = hw_flush(fs->dev);
-	if (err)
-		return err;
 	if (fs->ntx == 0) {
-		alloc_release_busy(fs, false);
-		return 0;
+		/* nothing to log: fsync still makes the data durable */
+		err = flush_devices(fs);
+		if (!err)
+			alloc_release_busy(fs, false);
+		return err;
 	}
 	ndesc = (uint32_t)((fs->ntx + dcap - 1) / dcap);
 	need = ndesc + (uint32_t)fs->ntx + 1;
@@ -140,6 +149,16 @@ int tx_commit(struct ref_fs *fs)
 				return err;
 		}
 	}
+	/*
+	 * One flush before the commit block makes durable both the data
+	 * written so far, on either device (ordered mode), and this
+	 * transaction's log blocks: a commit block may only follow what it
+	 * vouches for (an FUA write makes itself durable, not what came
+	 * before it).
+	 */
+	err = flush_devices(fs);
+	if (err)
+		return err;
 	memset(d, 0, fs->bs);
 	blk_init(d, MAGIC_JCOMMIT, fs->jstart + pos, fs->jseq);
 	put32(d + JC_NBLOCKS, need - 1);

@@ -10,10 +10,71 @@
 
 #include <stdlib.h>
 
+/*
+ * The realtime geometry, and the device given for it: an rt filesystem
+ * mounts only with its rt device (-ENODEV without one), a plain one only
+ * without (-EINVAL), and the device must hold exactly the rt extents the
+ * superblock records (nothing on it says which filesystem it belongs to:
+ * its size is all there is to check, as on XFS).
+ */
+static int check_rt(struct ref_fs *fs, const uint8_t *sb, uint64_t bpb)
+{
+	bool rt = get64(sb + SB_FEATURES) & FEAT_REALTIME;
+	const char *why = NULL;
+	uint64_t have;
+
+	fs->rtblocks = get64(sb + SB_RTBLOCKS);
+	fs->rtextents = get64(sb + SB_RTEXTENTS);
+	fs->rtbmap = get64(sb + SB_RTBMAP);
+	fs->rtbmaplen = get32(sb + SB_RTBMAPLEN);
+	fs->rtx = rt ? get32(sb + SB_RTEXTSIZE) : 1;
+	if (!rt && (fs->rtblocks || fs->rtextents || fs->rtbmap ||
+		    fs->rtbmaplen || get32(sb + SB_RTEXTSIZE) ||
+		    get32(sb + SB_RTBMINIT)))
+		why = "realtime fields set without a realtime device";
+	else if (rt && (fs->rtx == 0 || fs->rtx > fs->maxext ||
+			fs->rtextents == 0 ||
+			fs->rtextents > UINT64_MAX / fs->rtx ||
+			fs->rtblocks != fs->rtextents * fs->rtx))
+		why = "bad realtime geometry";
+	else if (rt && (fs->rtbmap != fs->itab + fs->itablen ||
+			fs->rtbmaplen != (fs->rtextents + bpb - 1) / bpb))
+		why = "bad realtime bitmap geometry";
+	if (why) {
+		ref_report(fs, "superblock: %s", why);
+		return -EFSCORRUPTED;
+	}
+	if (rt && !fs->rtdev) {
+		ref_report(fs, "filesystem has a realtime device (%llu blocks): "
+			   "mount it with that device",
+			   (unsigned long long)fs->rtblocks);
+		return -ENODEV;
+	}
+	if (!rt && fs->rtdev) {
+		ref_report(fs, "realtime device %s given, but the filesystem has "
+			   "none", hw_spec(fs->rtdev));
+		return -EINVAL;
+	}
+	if (!rt)
+		return 0;
+	have = hw_size(fs->rtdev) / fs->bs / fs->rtx;
+	if (have != fs->rtextents) {
+		ref_report(fs, "realtime device %s holds %llu rt extents of %u "
+			   "blocks, the filesystem has %llu: not its device",
+			   hw_spec(fs->rtdev), (unsigned long long)have, fs->rtx,
+			   (unsigned long long)fs->rtextents);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_super(struct ref_fs *fs, const uint8_t *sb)
 {
 	uint64_t bpb, devblocks;
 	uint32_t bs = get32(sb + SB_BLOCKSIZE);
+	/* the rt bitmap sits between the inode table and the data bitmap */
+	uint32_t rtbmaplen = (get64(sb + SB_FEATURES) & FEAT_REALTIME) ?
+			     get32(sb + SB_RTBMAPLEN) : 0;
 	const char *why = NULL;
 
 	if (get32(sb + BLKHDR_MAGIC) != MAGIC_SUPER) {
@@ -61,7 +122,7 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 	else if (fs->ninodes == 0 ||
 		 fs->itablen != (fs->ninodes + fs->ipb - 1) / fs->ipb)
 		why = "bad inode table geometry";
-	else if (fs->bmap != fs->itab + fs->itablen)
+	else if (fs->bmap != fs->itab + fs->itablen + rtbmaplen)
 		why = "bad bitmap location";
 	else if (fs->bmap >= fs->total ||
 		 fs->bmaplen != bitmap_blocks(fs->total - fs->bmap, bpb))
@@ -72,13 +133,13 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 		why = "bad B+tree fan-out";
 	else if (fs->maxext == 0 || fs->maxext > DEFAULT_MAX_EXTLEN)
 		why = "bad maximum extent length";
-	else if (get64(sb + SB_FEATURES) != 0)
+	else if (get64(sb + SB_FEATURES) & ~FEAT_ALL)
 		why = "unknown feature bits";
 	if (why) {
 		ref_report(fs, "superblock: %s", why);
 		return -EFSCORRUPTED;
 	}
-	return 0;
+	return check_rt(fs, sb, bpb);
 }
 
 static int mount_state(struct ref_fs *fs);
@@ -105,6 +166,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	if (!fs)
 		return -ENOMEM;
 	fs->dev = dev;
+	fs->rtdev = opts ? opts->rtdev : NULL;
 	fs->rdonly = opts && (opts->flags & REF_MOUNT_RDONLY);
 	fs->msg = opts ? opts->msg : NULL;
 	fs->msg_arg = opts ? opts->msg_arg : NULL;

@@ -70,9 +70,11 @@ int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 			field = &o->journal_blocks;
 		else if (!strcmp(key, "maxext"))
 			field = &o->max_extlen;
+		else if (!strcmp(key, "rtextsize"))
+			field = &o->rtextsize;
 		else
 			FAIL("mkfs options: unknown option '%s' (bs, maxrecs, "
-			     "inodes, journal, maxext)", key);
+			     "inodes, journal, maxext, rtextsize)", key);
 		if (num(val, field))
 			FAIL("mkfs options: bad value '%s' for %s", val, key);
 	}
@@ -85,6 +87,12 @@ int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 		FAIL("mkfs options: maxext is at most %u blocks", DEFAULT_MAX_EXTLEN);
 	if (o->journal_blocks && o->journal_blocks < 64)
 		FAIL("mkfs options: journal needs at least 64 blocks");
+	if (o->rtextsize % (o->blocksize ? o->blocksize : 4096))
+		FAIL("mkfs options: rtextsize must be a multiple of the block "
+		     "size (%u)", o->blocksize ? o->blocksize : 4096);
+	if (o->rtextsize / (o->blocksize ? o->blocksize : 4096) >
+	    (o->max_extlen ? o->max_extlen : DEFAULT_MAX_EXTLEN))
+		FAIL("mkfs options: rtextsize is at most maxext blocks");
 	return 0;
 }
 

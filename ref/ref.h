@@ -4,9 +4,10 @@
  * A small journaling filesystem over hw/ devices, written to be read: an
  * on-disk format with a checksummed superblock, an inode table, per-inode
  * extent maps in on-disk B+trees, a free-space bitmap allocator and a
- * write-ahead metadata journal recovered at mount.  Later issues add the
- * realtime device, page cache, COW fork, delalloc and the five seed paths,
- * each with a naive twin.
+ * write-ahead metadata journal recovered at mount, and an optional
+ * realtime device for files flagged realtime.  Later issues add the page
+ * cache, COW fork, delalloc and the five seed paths, each with a naive
+ * twin.
  *
  * Files live in one flat namespace and are addressed by inode number once
  * created or looked up.  Every call returns 0 (or a byte count) or a
@@ -38,6 +39,15 @@ struct ref_mkfs_opts {
 	uint32_t inodes;         /* inode table size; default 1024           */
 	uint32_t journal_blocks; /* log size; default max(64, size/64) <=8192 */
 	uint32_t max_extlen;     /* longest extent record, blocks; 2^21-1    */
+	/*
+	 * The realtime device (NULL = none): it holds only the data of files
+	 * flagged REF_FLAG_REALTIME, allocated in whole rt extents of
+	 * rtextsize bytes (a multiple of the block size, at most maxext
+	 * blocks; default one block).  Its free space is a bitmap on the
+	 * data device; nothing is written to it at mkfs.
+	 */
+	struct hw_dev *rtdev;
+	uint32_t rtextsize;      /* bytes; 0 = one block                     */
 };
 
 #define REF_MOUNT_RDONLY      (1u << 0) /* never write the device          */
@@ -46,6 +56,9 @@ struct ref_mkfs_opts {
 struct ref_mount_opts {
 	uint32_t flags;           /* REF_MOUNT_*                              */
 	uint32_t cache_blocks;    /* clean metadata buffers kept; 0 = 4096    */
+	/* The realtime device the filesystem was made with (NULL = none).
+	 * Mount fails if it is missing, unexpected or of another size. */
+	struct hw_dev *rtdev;
 	/* message sink for corruption reports (may be NULL) */
 	void (*msg)(void *arg, const char *line);
 	void *msg_arg;
@@ -79,8 +92,9 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size);
 #define REF_FALLOC_COLLAPSE_RANGE (1u << 3) /* remove [off, off+len), shift down */
 #define REF_FALLOC_INSERT_RANGE   (1u << 4) /* open a hole at off, shift up      */
 /*
- * Collapse and insert take block-aligned off and len, as Linux does; a
- * collapse must end before EOF and an insert start before it (-EINVAL).
+ * Collapse and insert take block-aligned off and len, as Linux does
+ * (rt-extent-aligned for a realtime file, as XFS); a collapse must end
+ * before EOF and an insert start before it (-EINVAL).
  * They shift extents in several transactions, so a cut in the middle
  * leaves a consistent but half-shifted file, as on XFS.
  */
@@ -101,17 +115,31 @@ int ref_fsync(struct ref_fs *fs, uint64_t ino);
 int ref_fdatasync(struct ref_fs *fs, uint64_t ino);
 int ref_sync(struct ref_fs *fs);
 
+/*
+ * Inode flags a user may change.  A realtime file keeps its data on the
+ * realtime device, in whole rt extents: every rt extent it touches is
+ * mapped block for block (untouched blocks unwritten), and only whole rt
+ * extents are ever freed.  As XFS requires, the realtime flag changes only
+ * on a file without blocks (else -EINVAL), and only on a filesystem with a
+ * realtime device; other bits are -EOPNOTSUPP.
+ */
+#define REF_FLAG_REALTIME (1u << 2)
+int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
+		  uint32_t clear);
+
 struct ref_stat {
 	uint64_t ino;
 	uint64_t size;       /* bytes                                      */
-	uint64_t blocks;     /* allocated fs blocks (written + unwritten)  */
+	uint64_t blocks;     /* allocated fs blocks (written + unwritten),
+				realtime device blocks for a realtime file */
 	uint64_t nextents;   /* data-fork extent records                   */
-	uint32_t flags;      /* inode flags (later: realtime, cow, ...)    */
+	uint32_t flags;      /* inode flags: REF_FLAG_REALTIME, ...        */
 	uint32_t blocksize;
 };
 int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st);
 
-/* One data-fork mapping, in fs blocks. */
+/* One data-fork mapping, in fs blocks (of the realtime device for a
+ * realtime file: see ref_stat's flags). */
 #define REF_EXT_UNWRITTEN 1u
 struct ref_extent {
 	uint64_t fileoff;   /* first file block                 */
@@ -127,6 +155,9 @@ struct ref_statfs {
 	uint32_t blocksize;
 	uint64_t total_blocks, free_blocks, data_blocks;
 	uint64_t inodes, free_inodes;
+	/* the realtime device, all 0 without one */
+	uint32_t rtextsize;              /* bytes                          */
+	uint64_t rt_blocks, rt_free_blocks; /* whole rt extents, in blocks */
 };
 int ref_statfs(struct ref_fs *fs, struct ref_statfs *st);
 
@@ -152,6 +183,8 @@ struct ref_counters {
 	uint64_t bcache_misses;        /* ... that read the device          */
 	uint64_t meta_blocks_written;  /* in-place metadata writes          */
 	uint64_t recovered_txns;       /* transactions replayed at mount    */
+	uint64_t rt_extents_allocated; /* realtime device allocations       */
+	uint64_t rt_extents_freed;
 };
 const struct ref_counters *ref_counters(const struct ref_fs *fs);
 void ref_counters_reset(struct ref_fs *fs);
@@ -168,10 +201,14 @@ void ref_counters_foreach(const struct ref_counters *c, ref_counter_fn fn,
 typedef void (*ref_msg_fn)(void *arg, const char *line);
 int ref_audit(struct ref_fs *fs, ref_msg_fn msg, void *arg);
 int ref_fsck(struct hw_dev *dev, ref_msg_fn msg, void *arg);
+/* ref_fsck with mount options (opts->rtdev for a realtime filesystem;
+ * the read-only flag is forced, msg comes from opts). */
+int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
 
 /*
  * Option strings, as a user types them (comma-separated key=value):
- *   mkfs:  bs=4k,maxrecs=4,inodes=1024,journal=256,maxext=2097151
+ *   mkfs:  bs=4k,maxrecs=4,inodes=1024,journal=256,maxext=2097151,
+ *          rtextsize=64k
  *   mount: ro,norecovery,cache=4096
  * Sizes take k/m/g suffixes.  Unknown keys and bad values give -EINVAL
  * and one line in err.  NULL or "" leaves the defaults.
@@ -184,5 +221,6 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 const char *ref_strerror(int err);
 uint32_t ref_blocksize(const struct ref_fs *fs);
 struct hw_dev *ref_device(const struct ref_fs *fs);
+struct hw_dev *ref_rtdevice(const struct ref_fs *fs); /* NULL: none */
 
 #endif

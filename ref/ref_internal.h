@@ -8,8 +8,13 @@
  *   1                journal header (one header sector)
  *   2 .. 2+J         journal log, J blocks
  *   itab .. +I       inode table, INODE_SIZE-byte slots, slot 0 = header
+ *   rtbmap .. +RB    free-space bitmap of the realtime device, one bit per
+ *                    rt extent, lazily inited (RB = 0 without one)
  *   bmap .. +B       free-space bitmap for the data region, lazily inited
  *   data .. total    data region: file data and B+tree nodes
+ *
+ * The realtime device holds nothing but the data of realtime files: its
+ * blocks 0 .. rtblocks are rtextents whole rt extents of rtx blocks each.
  *
  * Metadata goes through the buffer cache (bcache.c) and the journal
  * (journal.c): a modified buffer joins the running transaction and stays
@@ -49,9 +54,19 @@
 #define SB_MAXEXT       84  /* u32 max extent length in blocks */
 #define SB_DATA         88  /* u64 data region start */
 #define SB_BMINIT       96  /* u32 bitmap blocks initialised so far */
-#define SB_FEATURES    104  /* u64 feature bits (none yet) */
+#define SB_FEATURES    104  /* u64 feature bits: FEAT_* */
 #define SB_CLEAN       112  /* u32: 1 = cleanly unmounted, 0 = in use */
-#define SB_END         116
+/* the realtime device, with FEAT_REALTIME (all zero without it) */
+#define SB_RTBLOCKS    120  /* u64 rt device blocks in use: rtextents * rtx */
+#define SB_RTEXTENTS   128  /* u64 rt extents */
+#define SB_RTBMAP      136  /* u64 rt bitmap start (itab + itablen) */
+#define SB_RTBMAPLEN   144  /* u32 rt bitmap blocks */
+#define SB_RTEXTSIZE   148  /* u32 rt extent size in blocks */
+#define SB_RTBMINIT    152  /* u32 rt bitmap blocks initialised so far */
+#define SB_END         156
+
+#define FEAT_REALTIME  (1ull << 0) /* a realtime device belongs to the fs */
+#define FEAT_ALL       FEAT_REALTIME
 
 /* ---- journal header (block 1) ---- */
 #define JH_SEQ          24  /* u64 sequence expected at log position 0 */
@@ -80,6 +95,8 @@
 /* inode flags */
 #define REF_IF_ORPHAN   (1u << 0) /* truncate/unlink in progress: finish at mount */
 #define REF_IF_UNLINKED (1u << 1) /* with ORPHAN: free the inode when done */
+#define REF_IF_REALTIME REF_FLAG_REALTIME /* data on the realtime device */
+#define REF_IF_ALL      (REF_IF_ORPHAN | REF_IF_UNLINKED | REF_IF_REALTIME)
 
 /* ---- extent record in the data-fork B+tree (24 bytes) ---- */
 #define XR_OFF   0  /* u64 file block */
@@ -117,6 +134,30 @@ struct ref_inode {
 /* Freed blocks not yet reusable: data until the freeing commit, metadata
  * until the next checkpoint (its images may still be in the log). */
 struct busy_ext { uint64_t start, len; bool meta; };
+struct busy_list {
+	struct busy_ext *v;     /* sorted, disjoint */
+	size_t n, cap;
+	uint64_t units;         /* units in v[], data and metadata */
+};
+
+/*
+ * One bitmap-managed space (alloc.c): the data region in blocks, or the
+ * realtime device in rt extents.  Geometry is copied from the superblock;
+ * the state it points at lives in struct ref_fs.
+ */
+struct alloc_space {
+	const char *name;       /* "bitmap", "rt bitmap": for messages       */
+	const char *unit;       /* "block", "rt extent"                      */
+	uint32_t magic;         /* of its bitmap blocks                      */
+	uint32_t sb_init;       /* superblock offset of the inited count     */
+	uint64_t base, end;     /* units [base, end) are managed             */
+	uint64_t bmstart;       /* first bitmap block (data device)          */
+	uint32_t bmlen;         /* bitmap blocks, bpb units each             */
+	uint32_t *bminit;       /* bitmap blocks initialised so far          */
+	uint32_t **grp_free;    /* free units per bitmap block               */
+	uint64_t *nfree;        /* free units, busy ones included            */
+	struct busy_list *busy;
+};
 
 struct ref_fs {
 	struct hw_dev *dev;
@@ -130,7 +171,12 @@ struct ref_fs {
 	/* geometry from the superblock */
 	uint64_t total, jstart, itab, bmap, data;
 	uint32_t jlen, ninodes, itablen, bmaplen, maxrecs, maxext, ipb;
-	uint64_t bpb;           /* blocks covered per bitmap block */
+	uint64_t bpb;           /* units covered per bitmap block */
+
+	/* the realtime device (rtdev NULL and the rest 0 without one) */
+	struct hw_dev *rtdev;
+	uint64_t rtblocks, rtextents, rtbmap;
+	uint32_t rtx, rtbmaplen; /* rt extent size in blocks (1 without one) */
 
 	/* buffer cache */
 	struct rbuf **htab;
@@ -146,14 +192,17 @@ struct ref_fs {
 	uint64_t jseq;          /* sequence of the next commit */
 	uint32_t jhead;         /* next free log position */
 
-	/* allocator */
+	/* allocator: the data region, in blocks */
 	uint32_t *grp_free;     /* free blocks per bitmap block (inited ones) */
 	uint32_t bminit;
 	uint64_t free_blocks;
-	struct busy_ext *busy;  /* freed in the running transaction */
-	size_t nbusy, busycap;
-	uint64_t busy_blocks;   /* blocks in busy[], data and metadata */
-	uint64_t alloc_rotor;
+	struct busy_list busy;  /* freed, not yet reusable */
+	/* ... and the realtime device, in rt extents */
+	uint32_t *rt_grp_free;
+	uint32_t rt_bminit;
+	uint64_t rt_free;
+	struct busy_list rt_busy;
+	struct alloc_space dspace, rtspace;
 
 	/* inodes */
 	struct ref_inode *inodes;     /* [ninodes], index ino - 1 */
@@ -221,9 +270,16 @@ int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
 int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
 void alloc_release_busy(struct ref_fs *fs, bool checkpoint);
 bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len);
-/* A referenced run of data-region blocks, for the audit. */
+/* The realtime device, in its blocks; whole, aligned rt extents only. */
+int  rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+		    uint64_t *start, uint64_t *len);
+int  rtalloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
+/* A referenced run of blocks, for the audit. */
 struct alloc_run { uint64_t start, len; };
 int  alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n);
+/* The same for the realtime device: runs of rt blocks, sorted, disjoint,
+ * covering whole rt extents (the audit checks that first). */
+int  alloc_check_rt(struct ref_fs *fs, const struct alloc_run *runs, size_t n);
 
 /* inodes (inode.c) */
 int  inode_mount(struct ref_fs *fs);
@@ -245,21 +301,27 @@ int  bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		 struct ref_extent *ext);
 int  bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	      const struct ref_extent *ext);
-int  bmap_map_step(struct ref_fs *fs, struct ref_inode *ip,
-		   const struct ref_extent *ext);
 int  bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		uint64_t len, bool free_blocks);
 int  bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		uint64_t delta, bool up);
 int  bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		  uint64_t len, uint32_t state);
+		  uint64_t len, uint32_t state, bool roll);
 void xrec_decode(const void *rec, struct ref_extent *e);
 void xrec_encode(void *rec, const struct ref_extent *e);
 
 /* file data (file.c) */
+int  file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+		       uint64_t to);
+/* What a scan of the EOF tail found: the first non-zero byte past EOF. */
+struct tail_bad { uint64_t off; uint8_t byte; };
+int  file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
+			struct tail_bad *bad);
+int  file_zero_eof_tails(struct ref_fs *fs);
+
+/* truncate (truncate.c) */
 int  file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
 			  uint64_t from_fb);
-int  file_zero_eof_tails(struct ref_fs *fs);
 
 /* the audit (fsck.c) */
 int  fsck_run(struct ref_fs *fs);
@@ -267,6 +329,49 @@ int  fsck_run(struct ref_fs *fs);
 static inline uint64_t fs_blocks_roundup(const struct ref_fs *fs, uint64_t bytes)
 {
 	return (bytes + fs->bs - 1) >> fs->bshift;
+}
+
+/* ---- realtime files ---- */
+
+static inline bool inode_is_rt(const struct ref_inode *ip)
+{
+	return ip->flags & REF_IF_REALTIME;
+}
+
+/* Where a file's data lives. */
+static inline struct hw_dev *file_dev(const struct ref_fs *fs,
+				      const struct ref_inode *ip)
+{
+	return inode_is_rt(ip) ? fs->rtdev : fs->dev;
+}
+
+/* A file's allocation unit in blocks: the rt extent size, or 1. */
+static inline uint64_t file_unit(const struct ref_fs *fs,
+				 const struct ref_inode *ip)
+{
+	return inode_is_rt(ip) ? fs->rtx : 1;
+}
+
+static inline uint64_t round_up(uint64_t x, uint64_t unit)
+{
+	return unit == 1 ? x : (x + unit - 1) / unit * unit;
+}
+
+static inline uint64_t round_down(uint64_t x, uint64_t unit)
+{
+	return unit == 1 ? x : x / unit * unit;
+}
+
+/*
+ * The end of the file's EOF tail in blocks: the first block past EOF that
+ * starts an allocation unit.  Written blocks in [size, tail end) must read
+ * as zeroes (extending the file exposes them without zeroing); no written
+ * block lies at or past it.  For a plain file it is the EOF block's end.
+ */
+static inline uint64_t file_tail_end(const struct ref_fs *fs,
+				     const struct ref_inode *ip)
+{
+	return round_up(fs_blocks_roundup(fs, ip->size), file_unit(fs, ip));
 }
 
 #endif

@@ -109,5 +109,36 @@ else
 	echo "skip: xfs_io not installed (xfsprogs)"
 fi
 
+# --- a realtime device: an empty file made realtime allocates whole rt
+#     extents (untouched blocks unwritten), a truncate-down tail reads zero
+#     after extension, and the image mounts only with its rt device
+expect_status 0 "io rt" -- run io -r mem:64m -m rtextsize=16k mem:64m -c "chattr +r" \
+	-c "pwrite -S 0xab 5000 3000" -c "bmap -v" -c statfs
+expect_grep "$tmp/out" 'RT-BLOCK-RANGE' "rt bmap header"
+expect_grep "$tmp/out" '^ *0: \[0\.\.7\]: 0\.\.7 +8 010000 unwritten rt$' "rt padding before"
+expect_grep "$tmp/out" '^ *1: \[8\.\.15\]: 8\.\.15 +8 000000 rt$' "rt written block"
+expect_grep "$tmp/out" '^ *2: \[16\.\.31\]: 16\.\.31 +16 010000 unwritten rt$' "rt padding after"
+expect_grep "$tmp/out" '^statfs.f_rtbfree = 16380$' "rt free blocks"
+rtimg="$tmp/rtimg" rtdev="$tmp/rtdev"
+expect_status 0 "mkfs rt" -- run mkfs -r "file:$rtdev,size=16m" -m rtextsize=64k "file:$rtimg,size=32m"
+expect_status 0 "write rt" -- run io -r "file:$rtdev" "file:$rtimg" -c "open -f data" \
+	-c "chattr +r" -c "pwrite -S 0x5a 0 200k" -c "truncate 5000" -c counters
+expect_grep "$tmp/out" '^rt_extents_freed = 3$' "truncate frees whole rt extents only"
+expect_status 2 "rt image without its rt device" -- run io "file:$rtimg" -c stat
+expect_grep "$tmp/err" 'has a realtime device' "names the missing device"
+expect_status 0 "rt tail after extension" -- run io -r "file:$rtdev" "file:$rtimg" \
+	-c "open data" -c "truncate 100k" -c "pread -v 4992 16"
+expect_grep "$tmp/out" '^00001380:  5a 5a 5a 5a 5a 5a 5a 5a 00 00 00 00 00 00 00 00' "rt tail reads zero"
+expect_status 0 "fsck rt image" -- run fsck -r "file:$rtdev" "file:$rtimg"
+expect_grep "$tmp/out" 'clean' "fsck -r says clean"
+expect_status 2 "fsck rt image without -r" -- run fsck "file:$rtimg"
+expect_grep "$tmp/err" 'realtime device' "fsck names the missing rt device"
+expect_status 1 "chattr +r on a file with data" -- run io -r mem:64m mem:64m \
+	-c "pwrite -S 1 0 1" -c "chattr +r"
+expect_grep "$tmp/out" '^chattr: invalid argument$' "chattr refused"
+expect_status 2 "rtextsize without -r" -- run mkfs -m rtextsize=64k mem:64m
+expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine,model \
+	--rtdev mem:64m --mkfs rtextsize=16k
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

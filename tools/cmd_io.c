@@ -23,7 +23,7 @@
 #include "tools/common.h"
 
 static const char usage[] =
-"usage: fsoracle io [-o MOUNTOPTS] [-m MKFSOPTS] DEV -c CMD [-c CMD ...]\n"
+"usage: fsoracle io [-o MOUNTOPTS] [-m MKFSOPTS] [-r RTDEV] DEV -c CMD ...\n"
 "\n"
 "Run xfs_io-style commands against the engine on DEV.  A mem: or null:\n"
 "device is formatted first (with -m MKFSOPTS, see `fsoracle mkfs --help`)\n"
@@ -49,18 +49,24 @@ static const char usage[] =
 "  finsert OFF LEN         insert a block-aligned hole, shifting the rest\n"
 "  copy_range -s SRCOFF -d DSTOFF -l LEN SRCFILE\n"
 "                          copy bytes from SRCFILE into the current file\n"
+"  chattr +r | chattr -r   make the current file realtime or not (only\n"
+"                          while it has no blocks; needs -r)\n"
 "  fsync | fdatasync | sync    commit the journal\n"
 "  remount                 unmount and mount again\n"
 "  crash                   drop the engine's memory without writing, mount\n"
 "                          again: the journal is recovered\n"
 "  stat                    size, blocks, extents (stat.size = N lines)\n"
 "  bmap [-v]               the data-fork extent list, xfs_io style, in\n"
-"                          512-byte units; unwritten extents are flagged\n"
+"                          512-byte units; unwritten extents are flagged,\n"
+"                          a realtime file's in realtime device blocks\n"
 "  statfs                  filesystem-wide block and inode counts\n"
 "  counters                the engine's work counters\n"
 "\n"
 "  -o OPTS  mount options: ro, norecovery, cache=N\n"
 "  -m OPTS  mkfs options for mem:/null: devices: bs=4k,maxrecs=4,...\n"
+"           (rtextsize=64k with -r)\n"
+"  -r RTDEV the realtime device (formatted with DEV, or the one the\n"
+"           file: image was made with)\n"
 "\n"
 "Exit status: 0 all commands succeeded, 1 a command failed (it says why\n"
 "and the rest still run), 2 bad usage or a command that does not parse,\n"
@@ -161,6 +167,25 @@ static int do_pread(struct io *io, const struct op *op, int64_t got)
 	return 0;
 }
 
+/* chattr straight to the engine: a script wants the engine's answer
+ * (the engine target answers as the model does, for the checker). */
+static int do_chattr(struct io *io, const struct op *op)
+{
+	struct ref_fs *fs = engine_target_fs(io->t);
+	uint32_t f = (op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0;
+	uint64_t ino;
+	int err = cur_ino(io, &ino);
+
+	if (err == -ENOENT)
+		err = ref_create(fs, cur_name(io), &ino);
+	if (err)
+		return err;
+	if (op->arg & ~(uint64_t)OP_ATTR_REALTIME)
+		return -EOPNOTSUPP; /* only realtime exists yet */
+	return ref_set_flags(fs, ino, (op->flags & OP_FL_CLEAR) ? 0 : f,
+			     (op->flags & OP_FL_CLEAR) ? f : 0);
+}
+
 static int do_stat(struct io *io)
 {
 	struct ref_stat st;
@@ -184,7 +209,7 @@ static int do_stat(struct io *io)
 struct bmap_state {
 	uint64_t next;     /* next expected file block */
 	uint32_t bs512;    /* 512-byte units per block */
-	int n, verbose;
+	int n, verbose, rt;
 };
 
 static int bmap_one(void *arg, const struct ref_extent *e)
@@ -203,8 +228,9 @@ static int bmap_one(void *arg, const struct ref_extent *e)
 	       e->fileoff * u, (e->fileoff + e->len) * u - 1, e->startblk * u,
 	       (e->startblk + e->len) * u - 1);
 	if (b->verbose)
-		printf("  %8" PRIu64 " %s", e->len * u,
-		       e->state ? "010000 unwritten" : "000000");
+		printf("  %8" PRIu64 " %s%s", e->len * u,
+		       e->state ? "010000 unwritten" : "000000",
+		       b->rt ? " rt" : "");
 	else if (e->state)
 		printf(" (unwritten)");
 	putchar('\n');
@@ -217,14 +243,19 @@ static int do_bmap(struct io *io, int verbose)
 	struct ref_fs *fs = engine_target_fs(io->t);
 	struct bmap_state b = { .bs512 = ref_blocksize(fs) / 512,
 				.verbose = verbose };
+	struct ref_stat st;
 	uint64_t ino;
 	int err = cur_ino(io, &ino);
 
+	if (!err)
+		err = ref_stat(fs, ino, &st);
 	if (err)
 		return err;
+	b.rt = !!(st.flags & REF_FLAG_REALTIME);
 	printf("%s:\n", cur_name(io));
 	if (verbose)
-		printf(" EXT: FILE-OFFSET      BLOCK-RANGE         TOTAL FLAGS\n");
+		printf(" EXT: FILE-OFFSET      %sBLOCK-RANGE      %sTOTAL FLAGS\n",
+		       b.rt ? "RT-" : "", b.rt ? "" : "   ");
 	err = ref_bmap(fs, ino, bmap_one, &b);
 	if (!err && b.n == 0)
 		printf("no extents\n");
@@ -249,6 +280,11 @@ static int do_statfs(struct io *io)
 	printf("statfs.f_bfree = %" PRIu64 "\n", st.free_blocks);
 	printf("statfs.f_files = %" PRIu64 "\n", st.inodes);
 	printf("statfs.f_ffree = %" PRIu64 "\n", st.free_inodes);
+	if (st.rtextsize) {
+		printf("statfs.f_rtblocks = %" PRIu64 "\n", st.rt_blocks);
+		printf("statfs.f_rtbfree = %" PRIu64 "\n", st.rt_free_blocks);
+		printf("geom.rtextsize = %u\n", st.rtextsize / st.blocksize);
+	}
 	return 0;
 }
 
@@ -298,7 +334,10 @@ static void run_op(struct io *io, const char *line, const struct op *op)
 	int64_t r;
 
 	io->opno++;
-	r = target_apply(io->t, op, io->opno, io->buf, CHUNK);
+	if (op->kind == OP_SET_FLAG)
+		r = do_chattr(io, op);
+	else
+		r = target_apply(io->t, op, io->opno, io->buf, CHUNK);
 	if (r < 0) {
 		printf("%s: %s\n", word, ref_strerror((int)r));
 		io->failed = 1;
@@ -338,6 +377,8 @@ int cmd_io(int argc, char **argv)
 			env.mount = argv[++i];
 		else if (!strcmp(argv[i], "-m") && i + 1 < argc)
 			env.mkfs = argv[++i];
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			env.rtdev = argv[++i];
 		else if (argv[i][0] == '-' || spec) {
 			errmsg("unexpected argument '%s' (see --help)", argv[i]);
 			rc = EXIT_USAGE;
@@ -384,7 +425,9 @@ int cmd_io(int argc, char **argv)
 
 		if (e) {
 			errmsg("%s", err);
-			rc = e == -EINVAL ? EXIT_USAGE : exit_for(e);
+			/* a missing or unexpected -r is bad usage too */
+			rc = e == -EINVAL || e == -ENODEV ? EXIT_USAGE :
+			     exit_for(e);
 			goto out_buf;
 		}
 	}

@@ -1,4 +1,4 @@
-/* cmd_mkfs.c - `fsoracle mkfs [-m OPTS] DEV`: format a device. */
+/* cmd_mkfs.c - `fsoracle mkfs [-m OPTS] [-r RTDEV] DEV`: format a device. */
 #include <stdio.h>
 #include <string.h>
 
@@ -6,10 +6,13 @@
 #include "tools/common.h"
 
 static const char usage[] =
-"usage: fsoracle mkfs [-m MKFSOPTS] DEV\n"
+"usage: fsoracle mkfs [-m MKFSOPTS] [-r RTDEV] DEV\n"
 "\n"
 "Format DEV with an empty fsoracle filesystem.\n"
 "\n"
+"  -r RTDEV  a realtime device: it holds the data of files flagged\n"
+"            realtime (`chattr +r` while empty), allocated in whole rt\n"
+"            extents; the filesystem then mounts only with it\n"
 "  -m OPTS   comma-separated geometry, every key optional:\n"
 "              bs=4k        block size, a power of two in 512..64k\n"
 "              maxrecs=N    records per B+tree node (>= 4; default: fill\n"
@@ -17,6 +20,9 @@ static const char usage[] =
 "              inodes=N     inode table size (default 1024)\n"
 "              journal=N    journal blocks (default size/64, 256..8192)\n"
 "              maxext=N     longest extent record in blocks (2097151)\n"
+"              rtextsize=S  rt extent size in bytes, a multiple of the\n"
+"                           block size, at most maxext blocks (default\n"
+"                           one block; needs -r)\n"
 "\n"
 "DEV is a device spec: mem:SIZE, null:SIZE, file:PATH[,size=SIZE].\n"
 "A mem: or null: device lives only as long as the process, so formatting\n"
@@ -26,8 +32,8 @@ static const char usage[] =
 int cmd_mkfs(int argc, char **argv)
 {
 	struct ref_mkfs_opts o = { 0 };
-	const char *spec = NULL, *mopts = NULL;
-	struct hw_dev *dev;
+	const char *spec = NULL, *mopts = NULL, *rtspec = NULL;
+	struct hw_dev *dev, *rtdev = NULL;
 	char err[256];
 	int rc;
 
@@ -39,6 +45,8 @@ int cmd_mkfs(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m") && i + 1 < argc)
 			mopts = argv[++i];
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			rtspec = argv[++i];
 		else if (argv[i][0] == '-' || spec) {
 			errmsg("unexpected argument '%s' (see --help)", argv[i]);
 			return EXIT_USAGE;
@@ -53,12 +61,25 @@ int cmd_mkfs(int argc, char **argv)
 		errmsg("%s", err);
 		return EXIT_USAGE;
 	}
-	dev = open_dev(spec);
-	if (!dev)
+	if (o.rtextsize && !rtspec) {
+		errmsg("rtextsize needs a realtime device (-r RTDEV)");
 		return EXIT_USAGE;
+	}
+	if (rtspec && !(rtdev = open_dev(rtspec)))
+		return EXIT_USAGE;
+	dev = open_dev(spec);
+	if (!dev) {
+		if (rtdev)
+			hw_close(rtdev);
+		return EXIT_USAGE;
+	}
+	o.rtdev = rtdev;
 	rc = ref_mkfs(dev, &o);
 	if (rc)
-		errmsg("cannot format %s: %s", spec, ref_strerror(rc));
+		errmsg("cannot format %s%s%s: %s", spec, rtdev ? " with realtime "
+		       "device " : "", rtdev ? rtspec : "", ref_strerror(rc));
 	hw_close(dev);
+	if (rtdev)
+		hw_close(rtdev);
 	return rc ? exit_for(rc) : 0;
 }

@@ -208,11 +208,7 @@ int cmd_run(int argc, char **argv)
 		errmsg("%s", err);
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
 	}
-	snprintf(meta.hdr.dev, sizeof(meta.hdr.dev), "%s", env.dev);
-	if (env.mkfs)
-		snprintf(meta.hdr.mkfs, sizeof(meta.hdr.mkfs), "%s", env.mkfs);
-	if (env.mount)
-		snprintf(meta.hdr.mount, sizeof(meta.hdr.mount), "%s", env.mount);
+	runopts_record_env(&env, &meta);
 	snprintf(meta.hdr.seed, sizeof(meta.hdr.seed), "%llu",
 		 (unsigned long long)seed);
 	if (!log) {
@@ -233,6 +229,7 @@ int cmd_run(int argc, char **argv)
 	gcfg.nfiles = o.geom.nfiles;
 	gcfg.max_file = o.geom.max_file;
 	gcfg.exclude = check_unsupported(c);
+	gcfg.realtime = env.rtdev != NULL;
 	for (int i = 0; i < n; i++)
 		if (!(t[i]->caps & TARGET_MODEL)) {
 			gcfg.blocksize = t[i]->blocksize;

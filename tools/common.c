@@ -45,7 +45,7 @@ int exit_for(int err)
 		return EXIT_CORRUPT;
 	if (err == -EIO)
 		return EXIT_IO;
-	if (err == -EINVAL)
+	if (err == -EINVAL || err == -ENODEV)
 		return EXIT_USAGE;
 	return EXIT_CHECK;
 }

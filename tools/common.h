@@ -17,7 +17,8 @@ void errmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct hw_dev *open_dev(const char *spec);
 /* Engine message sink that prints each line to stderr, prefixed. */
 void msg_stderr(void *arg, const char *line);
-/* Exit status for an engine error: 4 corrupted/not an image, 3 I/O, 1 else. */
+/* Exit status for an engine error: 4 corrupted/not an image, 3 I/O,
+ * 2 bad arguments or a missing device, 1 else. */
 int exit_for(int err);
 /* True if argv has -h or --help anywhere. */
 int wants_help(int argc, char **argv);
