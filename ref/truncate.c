@@ -89,8 +89,10 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
 		return -EROFS;
 	if (size > REF_MAX_BYTES)
 		return -EFBIG;
-	if (size >= ip->size) {
-		/* Rule 2: nothing past the old EOF can read as non-zero. */
+	if (size > ip->size) {
+		/* Rule 2: nothing past the old EOF can read as non-zero.
+		 * (Truncating to the same size falls through: like ext4, it
+		 * frees blocks preallocated past EOF.) */
 		ip->size = size;
 		err = inode_log(fs, ip);
 		return err ? err : tx_maybe_roll(fs);

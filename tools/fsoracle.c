@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "minimize", cmd_minimize, "shrink a failing op log to a minimal one" },
 	{ "decode",   cmd_decode,   "binary op sequence -> text op log" },
 	{ "encode",   cmd_encode,   "text op log -> binary op sequence" },
+	{ "prop",     cmd_prop,     "property tests: suites, shrinking, seeds (props/)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
