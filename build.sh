@@ -11,8 +11,10 @@
 # and $OUT), it follows that contract instead: $CC and $CFLAGS as given
 # (they carry the sanitizer and coverage flags), fuzz targets linked with
 # $LIB_FUZZING_ENGINE, binaries and their seed corpora, dictionaries and
-# options placed in $OUT.  Fuzz targets arrive with the fuzzing issue; until
-# then this mode builds the library with the given flags and says so.
+# options placed in $OUT (fuzz/build-oss.sh does that part).  The library
+# is built without external libraries (-DFSO_NO_EXTERNAL_LIBS): the fuzz
+# targets use RAM devices only, and MSan would need those libraries
+# instrumented too.
 set -eu
 cd "$(dirname "$0")"
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -22,7 +24,7 @@ if [ -n "${LIB_FUZZING_ENGINE:-}" ] && [ -n "${OUT:-}" ]; then
 	: "${CFLAGS:=}"
 	work=${WORK:-$(mktemp -d)}
 	make -j"$jobs" O="$work/fsoracle-build" CC="$CC" \
-		EXTRA_CFLAGS="$CFLAGS" EXTRA_LDFLAGS="$CFLAGS" \
+		EXTRA_CFLAGS="$CFLAGS -DFSO_NO_EXTERNAL_LIBS" EXTRA_LDFLAGS="$CFLAGS" \
 		"$work/fsoracle-build/libfsoracle.a"
 	if [ -d fuzz ] && ls fuzz/*.c >/dev/null 2>&1; then
 		./fuzz/build-oss.sh "$work/fsoracle-build"

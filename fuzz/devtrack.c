@@ -1,0 +1,191 @@
+/*
+ * devtrack.c - zero a reused device cheaply between inputs (devtrack.h).
+ *
+ *   dev->ops ---> dt->ops (a copy of the backend's vtable with write,
+ *                 |        zero_out and discard replaced)
+ *                 +--> dt->orig (the backend's own vtable)
+ *
+ * struct devtrack starts with its struct hw_ops, so a wrapper finds its
+ * state from dev->ops alone.  Pages are DT_PAGE bytes; a bitmap says
+ * which are dirty and a list holds them for the restore.
+ */
+#include "fuzz/devtrack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DT_PAGE 4096u
+/*
+ * A restore of more dirty pages than this hands the whole device back
+ * with one zero-out instead (mem: frees the memory).  The choice depends
+ * on the last input alone, so AFL++ sees the same path for the same input.
+ */
+#define DT_RELEASE_PAGES 256u
+
+struct devtrack {
+	struct hw_ops ops;           /* first: dev->ops points here          */
+	const struct hw_ops *orig;
+	struct hw_dev *dev;
+	const uint8_t *baseline;     /* starting bytes, or NULL for zeros    */
+	uint64_t npages;
+	uint64_t *dirty;             /* bitmap, one bit per page             */
+	uint64_t *list;              /* dirty page numbers                   */
+	uint64_t nlist;
+};
+
+static const uint8_t zeros[DT_PAGE];
+
+static struct devtrack *to_dt(struct hw_dev *dev)
+{
+	return (struct devtrack *)dev->ops;
+}
+
+static int is_dirty(const struct devtrack *dt, uint64_t p)
+{
+	return (dt->dirty[p / 64] >> (p % 64)) & 1;
+}
+
+static int test_and_set(uint64_t *map, uint64_t p)
+{
+	uint64_t bit = 1ull << (p % 64);
+	int was = (map[p / 64] & bit) != 0;
+
+	map[p / 64] |= bit;
+	return was;
+}
+
+static void mark(struct devtrack *dt, uint64_t off, uint64_t len)
+{
+	if (!len)
+		return;
+	for (uint64_t p = off / DT_PAGE; p <= (off + len - 1) / DT_PAGE; p++) {
+		if (!test_and_set(dt->dirty, p))
+			dt->list[dt->nlist++] = p;
+	}
+}
+
+static int dt_write(struct hw_dev *dev, uint64_t off, const void *buf,
+		    size_t len, unsigned flags)
+{
+	struct devtrack *dt = to_dt(dev);
+
+	mark(dt, off, len);
+	return dt->orig->write(dev, off, buf, len, flags);
+}
+
+/*
+ * Zeros over [off, off + len).  Clean pages of a zero baseline already
+ * are; the rest get zeros written (and become dirty).
+ */
+static int dt_zero(struct hw_dev *dev, uint64_t off, uint64_t len)
+{
+	struct devtrack *dt = to_dt(dev);
+	uint64_t end = off + len;
+
+	while (off < end) {
+		uint64_t p = off / DT_PAGE;
+		uint64_t stop = (p + 1) * DT_PAGE < end ? (p + 1) * DT_PAGE : end;
+		int ret;
+
+		if (dt->baseline || is_dirty(dt, p)) {
+			mark(dt, off, stop - off);
+			ret = dt->orig->write(dev, off, zeros, (size_t)(stop - off), 0);
+			if (ret)
+				return ret;
+		}
+		off = stop;
+	}
+	return 0;
+}
+
+static int dt_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
+		       unsigned flags)
+{
+	return dt_zero(dev, off, len);
+}
+
+static int dt_discard(struct hw_dev *dev, uint64_t off, uint64_t len)
+{
+	return dt_zero(dev, off, len);
+}
+
+int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
+		    struct devtrack **out)
+{
+	struct devtrack *dt = calloc(1, sizeof(*dt));
+
+	if (!dt)
+		return -ENOMEM;
+	dt->npages = (hw_size(dev) + DT_PAGE - 1) / DT_PAGE;
+	dt->dirty = calloc((size_t)(dt->npages + 63) / 64, sizeof(uint64_t));
+	dt->list = malloc((size_t)dt->npages * sizeof(uint64_t));
+	if (!dt->dirty || !dt->list) {
+		free(dt->dirty);
+		free(dt->list);
+		free(dt);
+		return -ENOMEM;
+	}
+	dt->orig = dev->ops;
+	dt->dev = dev;
+	dt->baseline = baseline;
+	dt->ops = *dev->ops;
+	dt->ops.write = dt_write;
+	/* Without the backend's own zero-out or discard, hw.c falls back to
+	 * writes, which we see anyway. */
+	if (dt->orig->zero_out)
+		dt->ops.zero_out = dt_zero_out;
+	if (dt->orig->discard)
+		dt->ops.discard = dt_discard;
+	dev->ops = &dt->ops;
+	*out = dt;
+	return 0;
+}
+
+int devtrack_restore(struct devtrack *dt)
+{
+	struct hw_dev *dev = dt->dev;
+	int ret = 0;
+
+	if (!dt->baseline && dt->nlist > DT_RELEASE_PAGES && dt->orig->zero_out) {
+		ret = dt->orig->zero_out(dev, 0, hw_size(dev), 0);
+	} else {
+		for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
+			uint64_t off = dt->list[i] * DT_PAGE;
+			uint64_t n = hw_size(dev) - off < DT_PAGE ?
+				     hw_size(dev) - off : DT_PAGE;
+
+			ret = dt->orig->write(dev, off, dt->baseline ?
+					      dt->baseline + off : zeros, (size_t)n, 0);
+		}
+	}
+	for (uint64_t i = 0; i < dt->nlist; i++)
+		dt->dirty[dt->list[i] / 64] = 0;
+	dt->nlist = 0;
+	return ret;
+}
+
+void devtrack_suspend(struct devtrack *dt)
+{
+	dt->dev->ops = dt->orig;
+}
+
+void devtrack_resume(struct devtrack *dt)
+{
+	dt->dev->ops = &dt->ops;
+}
+
+struct hw_dev *devtrack_device(struct devtrack *dt)
+{
+	return dt->dev;
+}
+
+void devtrack_detach(struct devtrack *dt)
+{
+	if (!dt)
+		return;
+	dt->dev->ops = dt->orig;
+	free(dt->dirty);
+	free(dt->list);
+	free(dt);
+}

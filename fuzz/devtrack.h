@@ -1,0 +1,53 @@
+/*
+ * devtrack.h - put a device back to its starting state (all zeros, or a
+ * template image) cheaply between fuzz inputs, by tracking which of its
+ * pages were written.
+ *
+ * A fuzz target keeps its engines (and their mem: devices) for the whole
+ * process: opening a device per input costs an mmap, page faults and an
+ * munmap whose TLB shootdown dominated the profile.  Reusing a device
+ * must not let one input see another's bytes, so before each input the
+ * pages written since the last restore are zeroed again (mkfs alone
+ * rewrites only the metadata it owns).  The result is exactly what a
+ * fresh mem: device holds, which is also what `fsoracle replay` starts
+ * from, so crashes reproduce there.
+ *
+ * hw/ has no snapshot layer, so this interposes on the device's vtable
+ * (hw.h's struct hw_ops is public for backends and layers): writes are
+ * recorded and forwarded; zero-out and discard of pages still clean are
+ * skipped, of dirty pages done by writing zeros (mem:'s madvise costs a
+ * TLB shootdown per call).  When an input wrote many pages, the restore
+ * hands the whole device back with one zero-out instead, which frees its
+ * memory.
+ *
+ * With a baseline (the image target's template), the starting state is
+ * the baseline's bytes: restore copies them back over the dirty pages.
+ */
+#ifndef FSORACLE_FUZZ_DEVTRACK_H
+#define FSORACLE_FUZZ_DEVTRACK_H
+
+#include "hw/hw.h"
+
+struct devtrack;
+
+/*
+ * Start tracking dev, which must hold the starting state now: all zeros
+ * (baseline NULL) or the hw_size(dev) bytes at baseline, which must stay
+ * valid while tracked.  0 or -ENOMEM.
+ */
+int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
+		    struct devtrack **out);
+/* Put back every page written since the last restore.  0 or -errno. */
+int devtrack_restore(struct devtrack *dt);
+/*
+ * Step aside while someone needs the device's own vtable (hw.c finds
+ * layers by their ops pointer: hw_crash_cut() and friends); writes made
+ * meanwhile are not tracked.
+ */
+void devtrack_suspend(struct devtrack *dt);
+void devtrack_resume(struct devtrack *dt);
+struct hw_dev *devtrack_device(struct devtrack *dt);
+/* Stop tracking (dev gets its own vtable back) and free dt. */
+void devtrack_detach(struct devtrack *dt);
+
+#endif

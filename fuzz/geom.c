@@ -1,0 +1,88 @@
+/*
+ * geom.c - header bytes -> filesystem preset and op geometry (geom.h).
+ */
+#include "fuzz/geom.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const uint32_t journal_tab[3] = { 64, 128, 256 };
+static const uint32_t maxext_tab[4] = { 0, 1, 2, 16 };
+static const uint32_t cache_tab[4] = { 0, 2, 8, 64 };
+
+unsigned geom_presets(enum geom_kind kind)
+{
+	return kind == GEOM_CRASH ? 2 * GEOM_PRESETS : GEOM_PRESETS;
+}
+
+void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
+{
+	unsigned i = preset % GEOM_PRESETS;
+	int pmem = kind == GEOM_CRASH && preset % geom_presets(kind) >= GEOM_PRESETS;
+	uint64_t file_blocks, data, meta, bytes;
+	uint32_t ipb;
+	size_t n;
+
+	memset(p, 0, sizeof(*p));
+	p->bs = 512u << (i & 3);
+	p->maxrecs = 4 + (i >> 2) % 13;
+	p->journal = journal_tab[i % 3];
+	p->maxext = maxext_tab[(i / 5) % 4];
+	p->cache = cache_tab[(i / 7) % 4];
+
+	/* Data: 3x every file at its largest; then the metadata regions. */
+	file_blocks = (GEOM_MAX_FILE + p->bs - 1) / p->bs;
+	data = 3 * file_blocks * GEOM_MAX_FILES + 64;
+	ipb = p->bs / 256 - 1;
+	if (!ipb)
+		ipb = 1;
+	meta = 2 + p->journal + (GEOM_INODES + ipb - 1) / ipb + 16;
+	bytes = (data + meta) * p->bs;
+	p->dev_bytes = (bytes + 4095) / 4096 * 4096;
+
+	snprintf(p->dev, sizeof(p->dev), "%smem:%lluk",
+		 kind != GEOM_CRASH ? "" : pmem ? "crash[atomic=8]:" : "crash:",
+		 (unsigned long long)(p->dev_bytes >> 10));
+	n = (size_t)snprintf(p->mkfs, sizeof(p->mkfs),
+			     "bs=%u,maxrecs=%u,inodes=%u,journal=%u", p->bs,
+			     p->maxrecs, GEOM_INODES, p->journal);
+	if (p->maxext)
+		snprintf(p->mkfs + n, sizeof(p->mkfs) - n, ",maxext=%u", p->maxext);
+	if (p->cache)
+		snprintf(p->mount, sizeof(p->mount), "cache=%u", p->cache);
+	if (kind == GEOM_CRASH)
+		snprintf(p->targets, sizeof(p->targets), "engine:%s,model", p->dev);
+	else
+		snprintf(p->targets, sizeof(p->targets), "engine:%s,naive:%s,model",
+			 p->dev, p->dev);
+}
+
+void geom_from_header(enum geom_kind kind, const uint8_t *h,
+		      struct fuzz_geom *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->preset = h[0] % GEOM_PRESETS;
+	if (kind == GEOM_CRASH && (h[2] & 1))
+		g->preset += GEOM_PRESETS;
+	geom_preset(kind, g->preset, &g->p);
+	g->op.nfiles = 1 + (h[1] & 3);
+	g->op.max_file = (uint64_t)4096 << ((h[1] >> 2) & 7);
+	g->naive_mix = kind == GEOM_DIFF ? h[2] : 0;
+	op_geom_normalize(&g->op);
+}
+
+void geom_env(const struct geom_preset *p, struct target_env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->dev = p->dev;
+	env->mkfs = p->mkfs;
+	env->mount = p->mount;
+}
+
+void geom_header_line(const struct fuzz_geom *g, const char *targets,
+		      char *buf, size_t len)
+{
+	snprintf(buf, len, "#! fsoracle dev=%s mkfs=%s%s%s targets=%s",
+		 g->p.dev, g->p.mkfs, g->p.mount[0] ? " mount=" : "",
+		 g->p.mount, targets);
+}

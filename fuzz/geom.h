@@ -1,0 +1,83 @@
+/*
+ * geom.h - the engine geometry an input's header chooses, for the targets
+ * that run op sequences on fresh filesystems (diff, crash).
+ *
+ * Header bytes (every value is valid; all zero is the least geometry):
+ *
+ *   0      filesystem preset, b % GEOM_PRESETS (below)
+ *   1      bits 0-1 files 1 + v (f0..f3);
+ *          bits 2-4 largest file 4k << v (4k..512k)
+ *   2      diff: naive-path mix, one bit per seed path (see below);
+ *          crash: bit 0 = pmem-like device (8-byte atomic writes)
+ *   3..15  the target's own (crash: its cut choices; diff: reserved)
+ *
+ * A preset fixes what mkfs and mount take, so its engines can be made
+ * once and reset between inputs (rig.h):
+ *
+ *   block size      512 << (p & 3)                    512..4096
+ *   B+tree fan-out  4 + (p >> 2) % 13                 maxrecs 4..16
+ *   journal         64, 128, 256 blocks               by p % 3
+ *   longest extent  default, 1, 2, 16 blocks          by (p / 5) % 4
+ *   metadata cache  default, 2, 8, 64 buffers         by (p / 7) % 4
+ *
+ * The different moduli mix the choices, so the 64 presets cover every
+ * block size with every fan-out and most pairs of the rest.  The device
+ * is sized so that no sequence can run out of space (the model has no
+ * ENOSPC): three times four files of the largest size, for data, B+tree
+ * nodes and freed blocks not yet reusable, plus the journal, the inode
+ * table and slack.
+ *
+ * The naive-path mix is carried but has no effect until ref.h grows its
+ * naive switches: the `naive` target then gets the paths whose bits are
+ * clear (all zero stays "all naive").
+ */
+#ifndef FSORACLE_FUZZ_GEOM_H
+#define FSORACLE_FUZZ_GEOM_H
+
+#include <stdint.h>
+
+#include "harness/binary.h"
+#include "harness/target.h"
+
+#define GEOM_PRESETS 64
+#define GEOM_INODES 16
+
+/* Which targets a preset's rig holds (rig.h). */
+enum geom_kind {
+	GEOM_DIFF,    /* engine, naive engine and model on mem: devices     */
+	GEOM_CRASH,   /* engine on a crash layer over mem:, and the model;
+			 presets GEOM_PRESETS.. are the pmem-like ones      */
+};
+#define GEOM_MAX_FILES 4
+#define GEOM_MAX_FILE (512u << 10)
+
+/* One filesystem preset: what a rig's engines are made with. */
+struct geom_preset {
+	uint32_t bs, maxrecs, journal, maxext, cache;
+	uint64_t dev_bytes;
+	char dev[64];                 /* "mem:12544k", "crash:mem:12544k"   */
+	char mkfs[96];                /* "bs=512,maxrecs=4,inodes=16,..."   */
+	char mount[32];               /* "cache=8" or ""                    */
+	char targets[160];            /* engine:DEV,naive:DEV,model         */
+};
+
+/* What one input asks for. */
+struct fuzz_geom {
+	unsigned preset;              /* index of the rig (rig_get)          */
+	struct geom_preset p;
+	struct op_geom op;            /* op_bin_decode's clamping           */
+	uint32_t naive_mix;
+};
+
+/* Presets of a kind: GEOM_PRESETS, twice that for GEOM_CRASH. */
+unsigned geom_presets(enum geom_kind kind);
+void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p);
+void geom_from_header(enum geom_kind kind, const uint8_t *hdr,
+		      struct fuzz_geom *g);
+/* target_env pointing into p's strings. */
+void geom_env(const struct geom_preset *p, struct target_env *env);
+/* The `#! fsoracle` header line (no newline) replaying g's input. */
+void geom_header_line(const struct fuzz_geom *g, const char *targets,
+		      char *buf, size_t len);
+
+#endif

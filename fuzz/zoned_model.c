@@ -1,0 +1,262 @@
+/*
+ * zoned_model.c - the plain reference model of the zone rules
+ * (zoned_model.h).
+ *
+ *   zone i:  [ start = i * zone_size ......... start + capacity | unusable ]
+ *   conventional zones first (i < nr_conv), then sequential ones; the
+ *   last nr_readonly + nr_offline sequential zones are read-only, then
+ *   offline.
+ *
+ * Resources: a zone that must open (a write to an EMPTY or CLOSED zone,
+ * an explicit open, a finish of an EMPTY or CLOSED zone) first needs an
+ * active slot if it was EMPTY, then an open slot; with no open slot free
+ * the implicitly open zone that opened first is closed to make one, and
+ * with none of those the command fails with -EIO.
+ */
+#include "fuzz/zoned_model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECTOR 512u
+
+static uint64_t zstart(const struct zmod *m, uint64_t i)
+{
+	return i * m->cfg.zone_size;
+}
+
+static int is_conv(const struct zmod *m, uint64_t i)
+{
+	return i < m->cfg.nr_conv;
+}
+
+static int is_open(uint8_t c)
+{
+	return c == HW_ZC_IMP_OPEN || c == HW_ZC_EXP_OPEN;
+}
+
+static uint32_t count(const struct zmod *m, int active)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < m->cfg.nr_zones; i++)
+		if (is_open(m->cond[i]) || (active && m->cond[i] == HW_ZC_CLOSED))
+			n++;
+	return n;
+}
+
+int zmod_init(struct zmod *m, const struct zmod_cfg *cfg)
+{
+	uint32_t nr_seq;
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = *cfg;
+	nr_seq = m->cfg.nr_zones - m->cfg.nr_conv;
+	if (m->cfg.max_active >= nr_seq)
+		m->cfg.max_active = 0;
+	if (m->cfg.max_open >= nr_seq)
+		m->cfg.max_open = 0;
+	if (m->cfg.max_active && m->cfg.max_open > m->cfg.max_active)
+		m->cfg.max_open = m->cfg.max_active;
+	if (!m->cfg.max_append || m->cfg.max_append > m->cfg.capacity)
+		m->cfg.max_append = (uint32_t)m->cfg.capacity;
+	m->data = calloc(m->cfg.nr_zones, m->cfg.zone_size);
+	if (!m->data)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->cfg.nr_zones; i++) {
+		uint32_t from_end = m->cfg.nr_zones - 1 - i;
+
+		m->wp[i] = zstart(m, i);
+		if (is_conv(m, i))
+			m->cond[i] = HW_ZC_NOT_WP;
+		else if (from_end < m->cfg.nr_offline)
+			m->cond[i] = HW_ZC_OFFLINE;
+		else if (from_end < m->cfg.nr_offline + m->cfg.nr_readonly)
+			m->cond[i] = HW_ZC_READONLY;
+		else
+			m->cond[i] = HW_ZC_EMPTY;
+	}
+	return 0;
+}
+
+void zmod_free(struct zmod *m)
+{
+	free(m->data);
+	m->data = NULL;
+}
+
+/* Make room for zone i to become open (implicitly or explicitly). */
+static int take_resources(struct zmod *m, uint64_t i)
+{
+	uint8_t c = m->cond[i];
+
+	if (is_open(c))
+		return 0;
+	if (c == HW_ZC_EMPTY && m->cfg.max_active &&
+	    count(m, 1) >= m->cfg.max_active)
+		return -EIO;
+	if (m->cfg.max_open && count(m, 0) >= m->cfg.max_open) {
+		uint64_t oldest = UINT64_MAX, victim = 0;
+
+		for (uint32_t z = 0; z < m->cfg.nr_zones; z++)
+			if (m->cond[z] == HW_ZC_IMP_OPEN && m->opened_at[z] < oldest) {
+				oldest = m->opened_at[z];
+				victim = z;
+			}
+		if (oldest == UINT64_MAX)
+			return -EIO;
+		m->cond[victim] = m->wp[victim] == zstart(m, victim) ?
+				  HW_ZC_EMPTY : HW_ZC_CLOSED;
+	}
+	return 0;
+}
+
+/* One write inside sequential zone i at off. */
+static int seq_write(struct zmod *m, uint64_t i, uint64_t off,
+		     const uint8_t *buf, size_t len)
+{
+	uint8_t c = m->cond[i];
+	int ret;
+
+	if (off % SECTOR || len % SECTOR)
+		return -EINVAL;
+	if (c == HW_ZC_FULL || c == HW_ZC_READONLY || c == HW_ZC_OFFLINE)
+		return -EIO;
+	if (off != m->wp[i] || off + len > zstart(m, i) + m->cfg.capacity)
+		return -EIO;
+	ret = take_resources(m, i);
+	if (ret)
+		return ret;
+	if (!is_open(c)) {
+		m->cond[i] = HW_ZC_IMP_OPEN;
+		m->opened_at[i] = ++m->clock;
+	}
+	memcpy(m->data + off, buf, len);
+	m->wp[i] += len;
+	if (m->wp[i] == zstart(m, i) + m->cfg.capacity)
+		m->cond[i] = HW_ZC_FULL;
+	return 0;
+}
+
+int zmod_write(struct zmod *m, uint64_t off, const uint8_t *buf, size_t len)
+{
+	uint64_t size = (uint64_t)m->cfg.nr_zones * m->cfg.zone_size;
+
+	if (len == 0)
+		return 0;
+	if (off > size || len > size - off)
+		return -EINVAL;
+	/* Split per zone, as the block layer splits bios. */
+	while (len) {
+		uint64_t i = off / m->cfg.zone_size;
+		uint64_t end = zstart(m, i) + m->cfg.zone_size;
+		size_t n = (size_t)(end - off < len ? end - off : len);
+		int ret = 0;
+
+		if (is_conv(m, i))
+			memcpy(m->data + off, buf, n);
+		else
+			ret = seq_write(m, i, off, buf, n);
+		if (ret)
+			return ret;
+		off += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int zmod_read(struct zmod *m, uint64_t off, uint8_t *buf, size_t len)
+{
+	uint64_t size = (uint64_t)m->cfg.nr_zones * m->cfg.zone_size;
+
+	if (len == 0)
+		return 0;
+	if (off > size || len > size - off)
+		return -EINVAL;
+	for (size_t k = 0; k < len; k++) {
+		uint64_t at = off + k, i = at / m->cfg.zone_size;
+
+		if (m->cond[i] == HW_ZC_OFFLINE)
+			return -EIO;
+		buf[k] = (is_conv(m, i) || at < m->wp[i]) ? m->data[at] : 0;
+	}
+	return 0;
+}
+
+int zmod_append(struct zmod *m, uint64_t zone, const uint8_t *buf,
+		size_t len, uint64_t *written_off)
+{
+	uint64_t at;
+	int ret;
+
+	if (zone >= m->cfg.nr_zones || len == 0 || len > m->cfg.max_append ||
+	    len % SECTOR)
+		return -EINVAL;
+	if (is_conv(m, zone))
+		return -EIO;
+	at = m->wp[zone];
+	ret = seq_write(m, zone, at, buf, len);
+	if (!ret)
+		*written_off = at;
+	return ret;
+}
+
+int zmod_mgmt(struct zmod *m, enum hw_zone_op op, uint64_t i)
+{
+	uint8_t c;
+	int ret;
+
+	if (op < HW_ZONE_RESET || op > HW_ZONE_FINISH || i >= m->cfg.nr_zones)
+		return -EINVAL;
+	c = m->cond[i];
+	if (is_conv(m, i) || c == HW_ZC_READONLY || c == HW_ZC_OFFLINE)
+		return -EIO;
+	switch (op) {
+	case HW_ZONE_RESET:
+		m->cond[i] = HW_ZC_EMPTY;
+		m->wp[i] = zstart(m, i);
+		return 0;
+	case HW_ZONE_OPEN:
+		if (c == HW_ZC_FULL)
+			return -EIO;
+		if (c == HW_ZC_EXP_OPEN)
+			return 0;
+		ret = take_resources(m, i);
+		if (!ret)
+			m->cond[i] = HW_ZC_EXP_OPEN;
+		return ret;
+	case HW_ZONE_CLOSE:
+		if (c == HW_ZC_FULL || c == HW_ZC_EMPTY)
+			return -EIO;
+		if (c == HW_ZC_CLOSED)
+			return 0;
+		m->cond[i] = m->wp[i] == zstart(m, i) ? HW_ZC_EMPTY : HW_ZC_CLOSED;
+		return 0;
+	default: /* finish */
+		if (c == HW_ZC_FULL)
+			return 0;
+		if (c == HW_ZC_EMPTY || c == HW_ZC_CLOSED) {
+			ret = take_resources(m, i);
+			if (ret)
+				return ret;
+		}
+		memset(m->data + m->wp[i], 0,
+		       (size_t)(zstart(m, i) + m->cfg.capacity - m->wp[i]));
+		m->wp[i] = zstart(m, i) + m->cfg.capacity;
+		m->cond[i] = HW_ZC_FULL;
+		return 0;
+	}
+}
+
+void zmod_report(const struct zmod *m, uint64_t i, struct hw_zone *z)
+{
+	memset(z, 0, sizeof(*z));
+	z->start = zstart(m, i);
+	z->len = m->cfg.zone_size;
+	z->type = is_conv(m, i) ? HW_ZONE_CONV : HW_ZONE_SEQ;
+	z->cond = m->cond[i];
+	z->capacity = is_conv(m, i) ? m->cfg.zone_size : m->cfg.capacity;
+	z->wp = m->wp[i];
+}
