@@ -168,6 +168,8 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	fs->dev = dev;
 	fs->rtdev = opts ? opts->rtdev : NULL;
 	fs->rdonly = opts && (opts->flags & REF_MOUNT_RDONLY);
+	fs->naive = opts ? opts->naive & REF_PATHS_ALL : 0;
+	fs->fallback = opts ? opts->fallback & REF_PATHS_ALL : 0;
 	fs->msg = opts ? opts->msg : NULL;
 	fs->msg_arg = opts ? opts->msg_arg : NULL;
 	if (hw_size(dev) < 4096) {
@@ -299,4 +301,19 @@ int ref_unmount(struct ref_fs *fs)
 void ref_abandon(struct ref_fs *fs)
 {
 	fs_free(fs);
+}
+
+void ref_set_paths(struct ref_fs *fs, uint32_t naive, uint32_t fallback)
+{
+	fs->naive = naive & REF_PATHS_ALL;
+	fs->fallback = fallback & REF_PATHS_ALL;
+}
+
+void ref_get_paths(const struct ref_fs *fs, uint32_t *naive,
+		   uint32_t *fallback)
+{
+	if (naive)
+		*naive = fs->naive;
+	if (fallback)
+		*fallback = fs->fallback;
 }

@@ -96,6 +96,107 @@ int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 	return 0;
 }
 
+static const char *const path_names[REF_PATH_COUNT] = {
+	[REF_PATH_RT_TRUNCATE] = "rt_truncate",
+	[REF_PATH_PAGECACHE_TRUNCATE] = "pagecache_truncate",
+	[REF_PATH_COW_END] = "cow_end",
+	[REF_PATH_FORGET] = "forget",
+	[REF_PATH_DELALLOC_CAP] = "delalloc_cap",
+};
+
+const char *ref_path_name(unsigned path)
+{
+	return path < REF_PATH_COUNT ? path_names[path] : "?";
+}
+
+/* The bit of one path name of length n, or 0. */
+static uint32_t path_bit(const char *s, size_t n)
+{
+	for (unsigned p = 0; p < REF_PATH_COUNT; p++)
+		if (strlen(path_names[p]) == n && !strncmp(s, path_names[p], n))
+			return 1u << p;
+	return 0;
+}
+
+int ref_parse_paths(const char *s, uint32_t *mask, char *err, size_t errlen)
+{
+	uint32_t m = 0;
+
+	if (!s || !*s)
+		FAIL("path list is empty (all, none, or names: rt_truncate, "
+		     "pagecache_truncate, cow_end, forget, delalloc_cap)");
+	while (*s) {
+		size_t n = strcspn(s, ",+");
+		uint32_t bit = path_bit(s, n);
+
+		if (n == 3 && !strncmp(s, "all", 3))
+			bit = REF_PATHS_ALL;
+		else if (n == 4 && !strncmp(s, "none", 4))
+			bit = 0;
+		else if (!bit)
+			FAIL("unknown path '%.*s' (all, none, rt_truncate, "
+			     "pagecache_truncate, cow_end, forget, delalloc_cap)",
+			     (int)n, s);
+		m |= bit;
+		s += n;
+		if (*s && !*++s)
+			FAIL("path list ends in a separator");
+	}
+	*mask = m;
+	return 0;
+}
+
+void ref_format_paths(uint32_t mask, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	mask &= REF_PATHS_ALL;
+	if (len)
+		buf[0] = 0;
+	if (mask == 0 || mask == REF_PATHS_ALL) {
+		snprintf(buf, len, "%s", mask ? "all" : "none");
+		return;
+	}
+	for (unsigned p = 0; p < REF_PATH_COUNT; p++) {
+		int n;
+
+		if (!(mask & (1u << p)) || used >= len)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? "+" : "",
+			     path_names[p]);
+		used += n > 0 ? (size_t)n : 0;
+	}
+}
+
+/*
+ * naive=/fallback= take the path names that follow as their list:
+ * "naive=rt_truncate,forget,ro" is naive={rt_truncate,forget} and ro.
+ */
+static int path_opt(const char **sp, const char *val, uint32_t *mask,
+		    char *err, size_t errlen)
+{
+	char list[256];
+	size_t n = strlen(val);
+
+	if (n >= sizeof(list))
+		FAIL("mount options: path list too long");
+	memcpy(list, val, n + 1);
+	for (;;) {
+		const char *s = *sp;
+		size_t k = strcspn(s, ",");
+
+		if (!k || memchr(s, '=', k) || !path_bit(s, k) ||
+		    n + 1 + k >= sizeof(list))
+			break;
+		list[n++] = '+';
+		memcpy(list + n, s, k);
+		n += k;
+		list[n] = 0;
+		*sp = s[k] ? s + k + 1 : s + k;
+	}
+	return ref_parse_paths(list, mask, err, errlen);
+}
+
 int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 			 size_t errlen)
 {
@@ -111,9 +212,15 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 		else if (!strcmp(key, "cache")) {
 			if (num(val, &o->cache_blocks))
 				FAIL("mount options: bad value '%s' for cache", val);
+		} else if (!strcmp(key, "naive")) {
+			if (path_opt(&s, val, &o->naive, err, errlen))
+				return -EINVAL;
+		} else if (!strcmp(key, "fallback")) {
+			if (path_opt(&s, val, &o->fallback, err, errlen))
+				return -EINVAL;
 		} else
 			FAIL("mount options: unknown option '%s' (ro, norecovery, "
-			     "cache=N)", key);
+			     "cache=N, naive=PATHS, fallback=PATHS)", key);
 	}
 	return 0;
 }

@@ -50,12 +50,41 @@ struct ref_mkfs_opts {
 	uint32_t rtextsize;      /* bytes; 0 = one block                     */
 };
 
+/*
+ * The five seed paths (shared/SEED-PATHS.md), each with a naive twin and an
+ * optimized version, switchable per mount and at run time.  A path's bit
+ * in `naive` selects its naive twin; its bit in `fallback` forces the
+ * optimized version's fallback (the fault knob: "the split cannot reserve
+ * its blocks", "the remap is longer than one transaction", ...), so the
+ * fallback is as reachable as the fast path.  Default: all optimized.
+ */
+enum ref_path {
+	REF_PATH_RT_TRUNCATE,        /* (a) realtime truncate-down           */
+	REF_PATH_PAGECACHE_TRUNCATE, /* (b) page-cache shadow truncate       */
+	REF_PATH_COW_END,            /* (c) end-COW remap                    */
+	REF_PATH_FORGET,             /* (d) journal forget at free           */
+	REF_PATH_DELALLOC_CAP,       /* (e) delalloc cap on zoned devices    */
+	REF_PATH_COUNT
+};
+#define REF_PATHS_ALL ((1u << REF_PATH_COUNT) - 1)
+/* "rt_truncate", "pagecache_truncate", "cow_end", "forget", "delalloc_cap" */
+const char *ref_path_name(unsigned path);
+/*
+ * Parse a path list: "all", "none", or names joined by ',' or '+'
+ * ("rt_truncate+forget").  -EINVAL with a line in err for an unknown name.
+ */
+int ref_parse_paths(const char *s, uint32_t *mask, char *err, size_t errlen);
+/* Format mask as a '+'-joined list ("none" / "all" when so). */
+void ref_format_paths(uint32_t mask, char *buf, size_t len);
+
 #define REF_MOUNT_RDONLY      (1u << 0) /* never write the device          */
 #define REF_MOUNT_NORECOVERY  (1u << 1) /* fail instead of replaying a log */
 
 struct ref_mount_opts {
 	uint32_t flags;           /* REF_MOUNT_*                              */
 	uint32_t cache_blocks;    /* clean metadata buffers kept; 0 = 4096    */
+	uint32_t naive;           /* REF_PATH_* bits taking the naive twin    */
+	uint32_t fallback;        /* REF_PATH_* bits forced to fall back      */
 	/* The realtime device the filesystem was made with (NULL = none).
 	 * Mount fails if it is missing, unexpected or of another size. */
 	struct hw_dev *rtdev;
@@ -71,6 +100,11 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 int ref_unmount(struct ref_fs *fs);
 /* Free the handle writing nothing more: a power cut as the engine sees it. */
 void ref_abandon(struct ref_fs *fs);
+/* Change the path switches of a mounted filesystem (the op language's
+ * "naive" and "fallback" ops); takes effect at the next operation. */
+void ref_set_paths(struct ref_fs *fs, uint32_t naive, uint32_t fallback);
+void ref_get_paths(const struct ref_fs *fs, uint32_t *naive,
+		   uint32_t *fallback);
 
 /* Namespace. */
 int ref_create(struct ref_fs *fs, const char *name, uint64_t *ino);
@@ -209,7 +243,10 @@ int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
  * Option strings, as a user types them (comma-separated key=value):
  *   mkfs:  bs=4k,maxrecs=4,inodes=1024,journal=256,maxext=2097151,
  *          rtextsize=64k
- *   mount: ro,norecovery,cache=4096
+ *   mount: ro,norecovery,cache=4096,naive=rt_truncate,forget,
+ *          fallback=all
+ * In naive= and fallback=, the path names following the key are the
+ * list (commas or '+'), up to the next key=value option.
  * Sizes take k/m/g suffixes.  Unknown keys and bad values give -EINVAL
  * and one line in err.  NULL or "" leaves the defaults.
  */

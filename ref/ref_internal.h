@@ -159,12 +159,18 @@ struct alloc_space {
 	struct busy_list *busy;
 };
 
+/* The path switches (ref.h): is path p naive / forced to fall back? */
+#define PATH_NAIVE(fs, p)    (((fs)->naive >> (p)) & 1u)
+#define PATH_FALLBACK(fs, p) (((fs)->fallback >> (p)) & 1u)
+
 struct ref_fs {
 	struct hw_dev *dev;
 	uint32_t bs;            /* block size */
 	uint32_t bshift;
 	bool rdonly;
 	bool unclean;           /* mounted from an image not cleanly unmounted */
+	uint32_t naive;         /* REF_PATH_* bits: take the naive twin */
+	uint32_t fallback;      /* REF_PATH_* bits: force the fallback  */
 	ref_msg_fn msg;
 	void *msg_arg;
 
