@@ -16,6 +16,7 @@
 	X(extmap)   \
 	X(journal)  \
 	X(alloc)    \
+	X(crash)    \
 	X(planted)
 
 #define DECLARE(n) extern const struct props_suite props_suite_##n;
