@@ -140,5 +140,23 @@ expect_status 2 "rtextsize without -r" -- run mkfs -m rtextsize=64k mem:64m
 expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine,model \
 	--rtdev mem:64m --mkfs rtextsize=16k
 
+# --- devices: the grammar, descriptions, bad specs
+expect_status 0 "devices grammar" -- run devices
+expect_grep "$tmp/out" 'zoned:mem' "grammar names zoned:mem"
+expect_grep "$tmp/out" 'crash' "grammar names the crash layer"
+expect_status 0 "devices describe" -- run devices mem:1m zoned:mem,size=64m,zone=8m
+expect_grep "$tmp/out" '^mem:1m: ' "describes mem:1m"
+expect_grep "$tmp/out" '^zoned:mem,size=64m,zone=8m: ' "describes the zoned device"
+expect_status 2 "devices bad spec" -- run devices mem:1m bogus:1
+expect_grep "$tmp/err" "bogus:1" "names the bad spec"
+expect_grep "$tmp/out" '^mem:1m: ' "still describes the good one"
+
+# --- the seed-path switches as mount options
+expect_status 0 "naive= mount option" -- run io -o naive=rt_truncate,forget,cache=64 mem:64m \
+	-c "pwrite -S 1 0 8k" -c "truncate 100" -c stat
+expect_grep "$tmp/out" '^stat.size = 100$' "naive mount works"
+expect_status 2 "naive= unknown path" -- run io -o naive=nosuch mem:64m -c stat
+expect_grep "$tmp/err" "nosuch" "names the unknown path"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

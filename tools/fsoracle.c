@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "decode",   cmd_decode,   "binary op sequence -> text op log" },
 	{ "encode",   cmd_encode,   "text op log -> binary op sequence" },
 	{ "prop",     cmd_prop,     "property tests: suites, shrinking, seeds (props/)" },
+	{ "devices",  cmd_devices,  "device specs and layers (mem:, file:, pmem:, zoned:, ...)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
 	fprintf(f,
 		"\n"
-		"Devices are spec strings: mem:64m, null:64t, file:img,size=1g.\n"
+		"Devices are spec strings: mem:64m, null:64t, file:img,size=1g;\n"
+		"`fsoracle devices` lists every backend and layer.\n"
 		"`fsoracle COMMAND --help` describes each command.\n");
 }
 
