@@ -40,5 +40,6 @@ static inline void put64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 #define MAGIC_BITMAP  0x46534f46u /* 'FSOF' free-space bitmap block     */
 #define MAGIC_RTBITMAP 0x46534f52u /* 'FSOR' realtime free-space bitmap */
 #define MAGIC_BMBT    0x46534f42u /* 'FSOB' data-fork extent B+tree     */
+#define MAGIC_REFCBT  0x46534f4bu /* 'FSOK' refcount B+tree            */
 
 #endif

@@ -15,6 +15,7 @@
 #include "ref/btree.h"
 #include "ref/ondisk.h"
 #include "test.h"
+#include "bt_mstore.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -62,139 +63,7 @@ static void mkrec(uint8_t *rec, uint64_t key, uint64_t val, uint64_t extra)
 	put64(rec + 16, extra);
 }
 
-/* ---- array-backed store ---- */
-
-struct mstore {
-	uint32_t bs;
-	uint64_t nblocks;       /* block 0 is never handed out */
-	uint8_t *mem;
-	uint8_t *used;
-	uint8_t *fresh;         /* allocated, not yet written */
-	uint32_t *held;         /* outstanding gets per block */
-	uint64_t in_use;
-	uint64_t nheld;         /* gets not yet put */
-	uint64_t allocs, gets;  /* calls so far */
-	uint64_t fail_alloc_at; /* fail the call with this ordinal, 0: never */
-	uint64_t fail_get_at;
-	bool check_postorder;   /* freeing a node whose children live = bug */
-	unsigned bugs;
-	char bug[160];
-};
-
-__attribute__((format(printf, 2, 3)))
-static void ms_bug(struct mstore *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->bugs++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(s->bug, sizeof(s->bug), fmt, ap);
-		va_end(ap);
-	}
-}
-
-static uint8_t *ms_blk(struct mstore *s, uint64_t blk)
-{
-	return s->mem + blk * s->bs;
-}
-
-static int ms_get(void *ctx, uint64_t blk, int write, void **data,
-		  void **handle)
-{
-	struct mstore *s = ctx;
-
-	s->gets++;
-	if (s->fail_get_at && s->gets == s->fail_get_at)
-		return -EIO;
-	if (blk == 0 || blk >= s->nblocks)
-		return -EIO;            /* wild pointer: off the device */
-	if (!s->used[blk]) {
-		ms_bug(s, "get of free block %llu", (unsigned long long)blk);
-		return -EIO;
-	}
-	if (s->held[blk])
-		ms_bug(s, "block %llu held twice", (unsigned long long)blk);
-	if (write && s->fresh[blk]) {
-		memset(ms_blk(s, blk), 0, s->bs);
-		s->fresh[blk] = 0;
-	}
-	s->held[blk]++;
-	s->nheld++;
-	*data = ms_blk(s, blk);
-	*handle = &s->held[blk];
-	return 0;
-}
-
-static void ms_put(void *ctx, void *handle)
-{
-	struct mstore *s = ctx;
-	uint64_t blk = (uint64_t)((uint32_t *)handle - s->held);
-
-	if (blk >= s->nblocks || s->held[blk] == 0) {
-		ms_bug(s, "put of a handle not held (blk %llu)",
-		       (unsigned long long)blk);
-		return;
-	}
-	s->held[blk]--;
-	s->nheld--;
-}
-
-static int ms_alloc(void *ctx, uint64_t near, uint64_t *blk)
-{
-	struct mstore *s = ctx;
-
-	s->allocs++;
-	if (s->fail_alloc_at && s->allocs == s->fail_alloc_at)
-		return -ENOSPC;
-	for (uint64_t b = 1; b < s->nblocks; b++) {
-		if (s->used[b])
-			continue;
-		s->used[b] = 1;
-		s->fresh[b] = 1;
-		memset(ms_blk(s, b), 0xa5, s->bs);     /* unread garbage */
-		s->in_use++;
-		*blk = b;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-/* A live node still pointing at live children is freed too early. */
-static void ms_check_postorder(struct mstore *s, uint64_t blk)
-{
-	const uint8_t *d = ms_blk(s, blk);
-	unsigned n = get16(d + 26);
-
-	if (get32(d) != MAGIC_BMBT || get16(d + 24) == 0)
-		return;
-	for (unsigned i = 0; i < n && 32 + 16 * (i + 1) <= s->bs; i++) {
-		uint64_t c = get64(d + 32 + 16 * i + 8);
-
-		if (c < s->nblocks && s->used[c])
-			ms_bug(s, "freed blk %llu before its child %llu",
-			       (unsigned long long)blk, (unsigned long long)c);
-	}
-}
-
-static int ms_free(void *ctx, uint64_t blk)
-{
-	struct mstore *s = ctx;
-
-	if (blk == 0 || blk >= s->nblocks || !s->used[blk]) {
-		ms_bug(s, "free of unallocated block %llu",
-		       (unsigned long long)blk);
-		return -EINVAL;
-	}
-	if (s->held[blk])
-		ms_bug(s, "free of held block %llu", (unsigned long long)blk);
-	if (s->check_postorder)
-		ms_check_postorder(s, blk);
-	s->used[blk] = 0;
-	s->fresh[blk] = 0;
-	memset(ms_blk(s, blk), 0xdb, s->bs);           /* use-after-free */
-	s->in_use--;
-	return 0;
-}
+/* ---- array-backed store: tests/bt_mstore.h ---- */
 
 /* ---- the independent expectation: a sorted array ---- */
 
@@ -281,14 +150,7 @@ static void fx_init(struct fx *f, uint32_t bs, uint32_t maxrecs,
 		    uint64_t nblocks)
 {
 	memset(f, 0, sizeof(*f));
-	f->ms.bs = bs;
-	f->ms.nblocks = nblocks;
-	f->ms.mem = calloc(nblocks, bs);
-	f->ms.used = calloc(nblocks, 1);
-	f->ms.fresh = calloc(nblocks, 1);
-	f->ms.held = calloc(nblocks, sizeof(*f->ms.held));
-	if (!f->ms.mem || !f->ms.used || !f->ms.fresh || !f->ms.held)
-		abort();
+	ms_init(&f->ms, bs, nblocks);
 	f->store = (struct bt_store){ ms_get, ms_put, ms_alloc, ms_free,
 				      &f->ms };
 	f->t = (struct bt_tree){
@@ -300,10 +162,7 @@ static void fx_init(struct fx *f, uint32_t bs, uint32_t maxrecs,
 
 static void fx_fini(struct fx *f)
 {
-	free(f->ms.mem);
-	free(f->ms.used);
-	free(f->ms.fresh);
-	free(f->ms.held);
+	ms_fini(&f->ms);
 	free(f->ref.v);
 }
 
