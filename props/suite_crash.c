@@ -25,7 +25,8 @@
  *                                 the model's, and nothing stays pending
  *   crash_pmem_cut_image_exact    the same on crash:pmem: with persists of
  *                                 arbitrary byte ranges (cuts that do not
- *                                 depend on how persist splits records)
+ *                                 depend on how persist splits records);
+ *                                 not in builds without libpmem2 (MSan)
  *   crash_device_runs_on_after_cut  after a cut, new writes and a second
  *                                 DROP_ALL cut leave the first cut's image
  *                                 plus the new durable writes
@@ -510,14 +511,16 @@ out:
 }
 
 static struct gen_env block_env = { .pmem = 0 };
-static struct gen_env pmem_env = { .pmem = 1 };
 static struct gen_env runs_on_env = { .pmem = 0, .runs_on = 1 };
 
 #define SEQ_TYPE(envp) { .name = "ios", .alloc = seq_alloc,                 \
 	.print = seq_print, .env = (envp) }
 static const struct props_type block_seq = SEQ_TYPE(&block_env);
-static const struct props_type pmem_seq = SEQ_TYPE(&pmem_env);
 static const struct props_type runs_on_seq = SEQ_TYPE(&runs_on_env);
+#ifndef FSO_NO_EXTERNAL_LIBS
+static struct gen_env pmem_env = { .pmem = 1 };
+static const struct props_type pmem_seq = SEQ_TYPE(&pmem_env);
+#endif
 
 static const struct props_prop props[] = {
 	{
@@ -526,6 +529,7 @@ static const struct props_prop props[] = {
 		       "torn prefix) the image is the model's",
 		.cfg = { .prop1 = cut_image_exact, .types = { &block_seq } },
 	},
+#ifndef FSO_NO_EXTERNAL_LIBS /* MSan and OSS-Fuzz builds have no libpmem2 */
 	{
 		.name = "crash_pmem_cut_image_exact",
 		.doc = "crash:pmem: stores and byte-range persists; after a "
@@ -533,6 +537,7 @@ static const struct props_prop props[] = {
 		.cfg = { .prop1 = cut_image_exact, .types = { &pmem_seq },
 			 .trials = 40 },
 	},
+#endif
 	{
 		.name = "crash_device_runs_on_after_cut",
 		.doc = "after a cut, new writes and a second drop-all cut "
