@@ -10,8 +10,9 @@
  * Resources: a zone that must open (a write to an EMPTY or CLOSED zone,
  * an explicit open, a finish of an EMPTY or CLOSED zone) first needs an
  * active slot if it was EMPTY, then an open slot; with no open slot free
- * the implicitly open zone that opened first is closed to make one, and
- * with none of those the command fails with -EIO.
+ * the implicitly open zone that opened first is closed to make one, but
+ * only while an active slot is free (null_blk's rule, also for a CLOSED
+ * zone that reopens), and with none of those the command fails with -EIO.
  */
 #include "fuzz/zoned_model.h"
 
@@ -99,6 +100,8 @@ static int take_resources(struct zmod *m, uint64_t i)
 	if (m->cfg.max_open && count(m, 0) >= m->cfg.max_open) {
 		uint64_t oldest = UINT64_MAX, victim = 0;
 
+		if (m->cfg.max_active && count(m, 1) >= m->cfg.max_active)
+			return -EIO;
 		for (uint32_t z = 0; z < m->cfg.nr_zones; z++)
 			if (m->cond[z] == HW_ZC_IMP_OPEN && m->opened_at[z] < oldest) {
 				oldest = m->opened_at[z];

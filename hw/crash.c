@@ -115,6 +115,8 @@ static void trim_head(struct crash_dev *cd)
 
 	while (k < cd->nrec && cd->rec[k].durable)
 		rec_free(&cd->rec[k++]);
+	if (k == 0)
+		return; /* nothing to drop (and rec may still be NULL) */
 	memmove(cd->rec, cd->rec + k, (cd->nrec - k) * sizeof(*cd->rec));
 	cd->nrec -= k;
 }

@@ -13,6 +13,9 @@
  * zeros only where neither is supported; discard punches or does
  * nothing.  What a filesystem does not support is remembered, so an
  * unsupported fallocate costs one failed call per device, not per I/O.
+ * A block device zeroes and punches whole logical blocks only (fallocate
+ * says -EINVAL to anything else), so there the partial blocks at either
+ * end of a zero-out are written and those of a discard are kept.
  */
 #include "hw/hw_internal.h"
 
@@ -31,6 +34,8 @@ struct file_dev {
 	int fd;
 	bool no_zero_range;    /* FALLOC_FL_ZERO_RANGE: EOPNOTSUPP seen */
 	bool no_punch;         /* FALLOC_FL_PUNCH_HOLE: EOPNOTSUPP seen */
+	uint32_t lbs;          /* a block device's logical block size; 0
+				  for a regular file                    */
 };
 
 static struct file_dev *to_file(struct hw_dev *dev)
@@ -116,12 +121,30 @@ static int file_fallocate(struct file_dev *f, int mode, bool *off_flag,
 	return 0;
 }
 
+/* The whole logical blocks [*a, *b) of [off, off + len); *a >= *b if none. */
+static void whole_blocks(const struct file_dev *f, uint64_t off, uint64_t len,
+			 uint64_t *a, uint64_t *b)
+{
+	*a = (off + f->lbs - 1) / f->lbs * f->lbs;
+	*b = (off + len) / f->lbs * f->lbs;
+}
+
 static int file_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
 			 unsigned flags)
 {
 	struct file_dev *f = to_file(dev);
+	uint64_t a, b;
 	int rc;
 
+	if (f->lbs && (off % f->lbs || len % f->lbs)) {
+		whole_blocks(f, off, len, &a, &b);
+		if (a >= b)
+			return hw_zero_out_by_writes(dev, off, len, flags);
+		rc = hw_zero_out_by_writes(dev, off, a - off, 0);
+		if (!rc)
+			rc = hw_zero_out_by_writes(dev, b, off + len - b, 0);
+		return rc ? rc : file_zero_out(dev, a, b - a, flags);
+	}
 	rc = file_fallocate(f, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 			    &f->no_zero_range, off, len);
 	if (rc == -EOPNOTSUPP)
@@ -137,8 +160,16 @@ static int file_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
 static int file_discard(struct hw_dev *dev, uint64_t off, uint64_t len)
 {
 	struct file_dev *f = to_file(dev);
+	uint64_t a, b;
 	int rc;
 
+	if (f->lbs) {
+		whole_blocks(f, off, len, &a, &b);
+		if (a >= b)
+			return 0;
+		off = a;
+		len = b - a;
+	}
 	rc = file_fallocate(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			    &f->no_punch, off, len);
 	/* Discard is a hint; a filesystem that cannot punch keeps the data. */
@@ -278,6 +309,12 @@ static int file_open(const struct hw_opts *o, struct hw_dev **out,
 		goto out_error;
 	}
 	f->fd = fd;
+	if (!regular) {
+		int lbs = 0;
+
+		f->lbs = ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs > 0
+			 ? (uint32_t)lbs : 512;
+	}
 	hw_dev_init(&f->dev, &file_ops, size,
 		    HW_CAP_STORES_DATA | HW_CAP_PERSISTENT | HW_CAP_VOLATILE |
 		    HW_CAP_DISCARD);

@@ -6,15 +6,19 @@
  * promise) and the geometry; zbd_report_zones() and
  * zbd_zones_operation() do the zone work; data moves with pread and
  * pwrite through a page-aligned bounce buffer, in whole logical blocks.
- * The device's own rules apply, and its errors come back as they are.
+ * The device's own rules apply, and its errors come back as they are,
+ * but for the block layer's codes for the zone limits (-ETOOMANYREFS
+ * open, -EOVERFLOW active), which become -EIO as hw.h has it.  Zone
+ * conditions are libzbd's (ZBC's numbering) turned into hw.h's.
  *
  * Linux gives user space no zone append on a block device, so an append
  * is emulated: report the zone, write at its write pointer, return that
- * place.  Nothing else may write the zone meanwhile.  Flush and FUA are
- * fdatasync.  A full zone's write pointer is reported at its capacity
- * (devices differ), and conventional zones must come first, as hw.h's
- * geometry has it; a device with conventional zones elsewhere is
- * refused.  The append limit is the queue's zone_append_max_bytes from
+ * place; an append that does not fit below the zone's capacity is -EIO
+ * (a plain write there would run on into the next zone).  Nothing else
+ * may write the zone meanwhile.  Flush and FUA are fdatasync.  A full
+ * zone's write pointer is reported at its capacity (devices differ),
+ * and conventional zones must come first, as hw.h's geometry has it; a
+ * device with conventional zones elsewhere is refused.  The append limit is the queue's zone_append_max_bytes from
  * sysfs when it can be read, else the zone capacity.
  *
  * Before libzbd is asked, PATH is checked so that the common mistakes
@@ -72,6 +76,12 @@ static int zbd_errno(int ret)
 	return ret;
 }
 
+/* hw.h's -EIO for the block layer's zone-limit codes; others as they are. */
+static int zbd_limit_eio(int rc)
+{
+	return rc == -ETOOMANYREFS || rc == -EOVERFLOW ? -EIO : rc;
+}
+
 static int zbd_rw(struct zbd_dev *z, uint64_t off, uint8_t *buf, size_t len,
 		  bool write)
 {
@@ -88,7 +98,7 @@ static int zbd_rw(struct zbd_dev *z, uint64_t off, uint8_t *buf, size_t len,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return -errno;
+			return zbd_limit_eio(-errno);
 		if (r == 0 || (size_t)r % z->lblock)
 			return -EIO;
 		if (!write)
@@ -108,9 +118,37 @@ static int zbd_sync(struct zbd_dev *z)
 	return 0;
 }
 
+/*
+ * Reads take any byte range, as on the emulated devices (the engine
+ * reads byte ranges; the lab's soak failed with -EINVAL before): the
+ * logical blocks around the range go through the bounce buffer.
+ */
 static int zbd_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 {
-	return zbd_rw(to_zbd(dev), off, buf, len, false);
+	struct zbd_dev *z = to_zbd(dev);
+	uint8_t *p = buf;
+
+	if (off % z->lblock == 0 && len % z->lblock == 0)
+		return zbd_rw(z, off, buf, len, false);
+	while (len) {
+		uint64_t at = off / z->lblock * z->lblock;
+		size_t skip = (size_t)(off - at);
+		size_t n = len < ZBD_BOUNCE / 2 ? len : ZBD_BOUNCE / 2;
+		size_t span = (skip + n + z->lblock - 1) / z->lblock * z->lblock;
+		ssize_t r = pread(z->fd, z->bounce, span, (off_t)at);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if ((size_t)r < skip + n)
+			return -EIO;
+		memcpy(p, z->bounce + skip, n);
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
 static int zbd_write(struct hw_dev *dev, uint64_t off, const void *buf,
@@ -125,6 +163,20 @@ static int zbd_write(struct hw_dev *dev, uint64_t off, const void *buf,
 static int zbd_flush(struct hw_dev *dev)
 {
 	return zbd_sync(to_zbd(dev));
+}
+
+static uint8_t zbd_cond(unsigned int c)
+{
+	switch (c) {
+	case ZBD_ZONE_COND_EMPTY:	return HW_ZC_EMPTY;
+	case ZBD_ZONE_COND_IMP_OPEN:	return HW_ZC_IMP_OPEN;
+	case ZBD_ZONE_COND_EXP_OPEN:	return HW_ZC_EXP_OPEN;
+	case ZBD_ZONE_COND_CLOSED:	return HW_ZC_CLOSED;
+	case ZBD_ZONE_COND_FULL:	return HW_ZC_FULL;
+	case ZBD_ZONE_COND_READONLY:	return HW_ZC_READONLY;
+	case ZBD_ZONE_COND_OFFLINE:	return HW_ZC_OFFLINE;
+	default:			return HW_ZC_NOT_WP;
+	}
 }
 
 static int zbd_report_zones_op(struct hw_dev *dev, uint64_t first,
@@ -149,7 +201,7 @@ static int zbd_report_zones_op(struct hw_dev *dev, uint64_t first,
 		zones[k].wp = zz[k].wp;
 		zones[k].type = zz[k].type == ZBD_ZONE_TYPE_CNV ? HW_ZONE_CONV
 								: HW_ZONE_SEQ;
-		zones[k].cond = (uint8_t)zz[k].cond;
+		zones[k].cond = zbd_cond(zz[k].cond);
 		if (zz[k].cond == ZBD_ZONE_COND_FULL)
 			zones[k].wp = zz[k].start + zz[k].capacity;
 	}
@@ -170,8 +222,8 @@ static int zbd_zone_mgmt_op(struct hw_dev *dev, enum hw_zone_op op,
 	};
 	uint64_t zs = dev->geo.zone_size;
 
-	return zbd_errno(zbd_zones_operation(to_zbd(dev)->fd, ops[op],
-					     (off_t)(zone * zs), (off_t)zs));
+	return zbd_limit_eio(zbd_errno(zbd_zones_operation(to_zbd(dev)->fd,
+					ops[op], (off_t)(zone * zs), (off_t)zs)));
 }
 
 static int zbd_zone_append_op(struct hw_dev *dev, uint64_t zone,
@@ -186,7 +238,8 @@ static int zbd_zone_append_op(struct hw_dev *dev, uint64_t zone,
 	if (rc)
 		return rc;
 	if (nr != 1 || zi.type != HW_ZONE_SEQ || zi.cond == HW_ZC_FULL ||
-	    zi.cond == HW_ZC_READONLY || zi.cond == HW_ZC_OFFLINE)
+	    zi.cond == HW_ZC_READONLY || zi.cond == HW_ZC_OFFLINE ||
+	    len > zi.start + zi.capacity - zi.wp)
 		return -EIO;
 	rc = zbd_write(dev, zi.wp, buf, len, flags);
 	if (rc)

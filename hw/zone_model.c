@@ -24,7 +24,9 @@
  * a finish of an EMPTY or CLOSED zone) needs an active slot if it was
  * EMPTY, then an open slot; when the open slots are taken, the oldest
  * implicitly open zone is closed to make room, and if there is none the
- * command fails.
+ * command fails.  As in null_blk, an implicitly open zone is closed only
+ * while an active slot is free, even for a CLOSED zone that reopens
+ * (which needs none); at the active limit that command fails.
  *
  * Errors, as the kernel returns them for null_blk:
  *   -EIO     a write (or append) not at the write pointer, past the
@@ -187,6 +189,9 @@ static int take_open_slot(struct zoned_dev *zd, uint64_t i)
 		return -EIO;
 	if (!c->max_open || zd->nr_imp + zd->nr_exp < c->max_open)
 		return 0;
+	if (c->max_active &&
+	    zd->nr_imp + zd->nr_exp + zd->nr_closed >= c->max_active)
+		return -EIO;
 	for (uint64_t j = c->nr_conv; j < zd->nr_zones; j++)
 		if (zd->st[j].cond == HW_ZC_IMP_OPEN &&
 		    (oldest == UINT64_MAX || zd->opened[j] < zd->opened[oldest]))

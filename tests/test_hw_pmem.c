@@ -1,9 +1,10 @@
 /*
- * test_hw_pmem.c - the pmem: backend on a /tmp file through libpmem2,
- * and its persist path through the crash layer: a store not covered by
- * a persist is lost at a cut, a persisted one survives, and a cut tears
- * stores in 8-byte words.  Plus hw_persist()'s fallback to flush on
- * devices without persistence of their own.
+ * test_hw_pmem.c - the pmem: backend on a /tmp file (or one under
+ * $FSO_HW_TMPDIR) through libpmem2, and its persist path through the
+ * crash layer: a store not covered by a persist is lost at a cut, a
+ * persisted one survives, and a cut tears stores in 8-byte words.  Plus
+ * hw_persist()'s fallback to flush on devices without persistence of
+ * their own.
  */
 #include "hw/hw.h"
 #include "tests/test.h"
@@ -75,6 +76,11 @@ TEST(pmem_is_byte_addressable_with_8_byte_atomic_stores)
 		  (strstr(desc, "granularity page (an ordinary file") ||
 		   strstr(desc, "granularity cache line (real") ||
 		   strstr(desc, "granularity byte (real")), "%s", desc);
+	/* FSO_PMEM_DAX=1 (hw/lab, scratch files on ext4 -o dax over
+	 * /dev/pmem0): the kernel must have given real persistent memory. */
+	if (getenv("FSO_PMEM_DAX"))
+		CHECK_MSG(!strstr(desc, "granularity page"),
+			  "on DAX, yet: %s", desc);
 	CHECK_EQ(file_size_of(t.path), 64 * KiB);
 	hw_close(d);
 	hw_tmp_done(&t);

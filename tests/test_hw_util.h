@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,7 +41,8 @@
 		CHECK_MSG(strchr(e_, '\n') == NULL, "two lines: %s", e_); \
 	} while (0)
 
-/* A scratch directory with an image path in it. */
+/* A scratch directory with an image path in it, under $FSO_HW_TMPDIR
+ * if set (hw/lab points it at a DAX mount), else /tmp. */
 struct hw_tmp {
 	char dir[64];
 	char path[96];
@@ -48,8 +50,11 @@ struct hw_tmp {
 
 static inline bool hw_tmp_init(struct hw_tmp *t)
 {
-	snprintf(t->dir, sizeof(t->dir), "/tmp/fsoracle-hwx-XXXXXX");
-	if (!mkdtemp(t->dir))
+	const char *base = getenv("FSO_HW_TMPDIR");
+	int n = snprintf(t->dir, sizeof(t->dir), "%s/fsoracle-hwx-XXXXXX",
+			 base && *base ? base : "/tmp");
+
+	if (n < 0 || (size_t)n >= sizeof(t->dir) || !mkdtemp(t->dir))
 		return false;
 	snprintf(t->path, sizeof(t->path), "%s/img", t->dir);
 	return true;
