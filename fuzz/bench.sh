@@ -3,35 +3,44 @@
 # engine, beside the empty target's ceiling on this machine.  A
 # measurement, not a test: it never fails on a number.
 #
-#   fuzz/bench.sh [--seconds N] [--targets diff,crash]
+#   fuzz/bench.sh [--seconds N] [--runs R] [--targets diff,crash]
 #
 # For each target (and `empty`), fuzzing one process for N seconds (20)
 # from its seed corpus, inputs up to its options' max_len (diff: 16-byte
 # header + 64 ops):
-#   libFuzzer asan   out/fuzz/libfuzzer/T (ASan + UBSan, custom mutator)
-#   libFuzzer plain  out/fuzz/libfuzzer-plain/T (no sanitizers)
-#   AFL++            out/fuzz/afl/T, persistent mode, shared-memory input,
+#   libFuzzer asan   $O/fuzz/libfuzzer/T (ASan + UBSan, custom mutator)
+#   libFuzzer plain  $O/fuzz/libfuzzer-plain/T (no sanitizers)
+#   AFL++            $O/fuzz/afl/T, persistent mode, shared-memory input,
 #                    our custom mutator (and AFL++'s stability)
-#   replay -O2       out/fuzz/replay/T --bench over the seed corpus: the
+#   replay -O2       $O/fuzz/replay/T --bench over the seed corpus: the
 #                    target's own cost with no fuzzer at all
-# Builds with `make fuzz-bench` first.  The machine's load is printed:
-# other work on it lowers every number.
+# Every measurement runs R times (3), interleaved (all targets and
+# engines once, then again), and the median is printed with the range
+# of the R runs: "168 [151-180]" (AFL++: the lowest stability seen).
+# Builds with `make fuzz-bench` first (O=DIR: into DIR, as make's O=).
+# The machine's load is printed: other work on it lowers every number.
 set -u
 cd "$(dirname "$0")/.."
-secs=20 targets=
+O=${O:-out}
+secs=20 runs=3 targets=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--seconds) secs=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
 	--targets) targets=$(echo "$2" | tr ',' ' '); shift 2 ;;
-	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
 	*) echo "bench: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
+case "$secs$runs" in
+*[!0-9]*) echo "bench: --seconds and --runs take whole numbers" >&2; exit 2 ;;
+esac
 [ -n "$targets" ] || targets=$(sed -e 's/#.*//' fuzz/targets | xargs)
-make -s -j"$(nproc 2>/dev/null || echo 2)" fuzz-bench >/dev/null || exit 2
+make -s -j"$(nproc 2>/dev/null || echo 2)" O="$O" fuzz-bench >/dev/null || exit 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
+mutator=$(realpath "$O")/fuzz/afl/mutator.so
 
 seeds() { # seeds T DIR: a fresh copy of the seed corpus
 	rm -rf "$2" && mkdir -p "$2"
@@ -43,39 +52,64 @@ lf() { # lf BINDIR T: libFuzzer's average exec/s
 	"$1/$2" -max_total_time="$secs" -max_len="$(opt "$2" max_len)" \
 		-timeout=25 -rss_limit_mb=2560 -print_final_stats=1 \
 		-artifact_prefix="$tmp/" "$tmp/c" > "$tmp/lf.log" 2>&1
-	local r
-	r=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$tmp/lf.log")
-	[ -n "$r" ] && echo "$r" || echo "died"
+	sed -n 's/^stat::average_exec_per_sec: *//p' "$tmp/lf.log" | grep . ||
+		echo died
 }
 
-afl() { # afl T: AFL++ exec/s (stability)
-	command -v afl-fuzz >/dev/null || { echo "-"; return; }
+afl() { # afl T: "EXEC/S STABILITY%"
 	seeds "$1" "$tmp/c"
 	rm -rf "$tmp/afl"
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_QUIET=1 AFL_NO_AFFINITY=1 \
 	AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
-	AFL_CUSTOM_MUTATOR_LIBRARY="$PWD/out/fuzz/afl/mutator.so" \
+	AFL_CUSTOM_MUTATOR_LIBRARY="$mutator" \
 		afl-fuzz -i "$tmp/c" -o "$tmp/afl" -V "$secs" -t 25000 \
-		-- "out/fuzz/afl/$1" > "$tmp/afl.log" 2>&1
+		-- "$O/fuzz/afl/$1" > "$tmp/afl.log" 2>&1
 	local st=$tmp/afl/default/fuzzer_stats
-	[ -f "$st" ] || { echo "died"; return; }
+	[ -f "$st" ] || { echo died; return; }
 	awk -F': *' '/^execs_done/ { e = $2 } /^run_time/ { t = $2 }
 		/^stability/ { s = $2 }
-		END { printf "%d (%s)", e / (t > 0 ? t : 1), s }' "$st"
+		END { printf "%d %s\n", e / (t > 0 ? t : 1), s }' "$st"
 }
 
 replay() { # replay T: the replay program's exec/s over the seeds
 	seeds "$1" "$tmp/c"
-	out/fuzz/replay/"$1" --bench 5 "$tmp/c" 2>/dev/null |
-		sed -n 's/.*: \([0-9]*\) exec\/s$/\1/p'
+	"$O/fuzz/replay/$1" --bench 5 "$tmp/c" 2>/dev/null |
+		sed -n 's/.*: \([0-9]*\) exec\/s$/\1/p' | grep . || echo died
 }
 
-echo "fuzz/bench.sh: $secs s per run, load: $(cut -d' ' -f1-3 /proc/loadavg)," \
-     "$(nproc) cpus"
-printf '%-7s %16s %16s %20s %12s\n' target "libFuzzer asan" "libFuzzer plain" \
-	"AFL++ (stability)" "replay -O2"
+# summary FILE: "median [min-max]" of the numbers in FILE, one a line
+summary() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "-"; exit }
+		printf "%d [%d-%d]", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+have_afl=0
+command -v afl-fuzz >/dev/null && [ -x "$O/fuzz/afl/diff" ] && have_afl=1
+echo "fuzz/bench.sh: $secs s per run, $runs runs interleaved," \
+     "load at start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
+for r in $(seq 1 "$runs"); do
+	for t in empty $targets; do
+		v=$(lf "$O/fuzz/libfuzzer" "$t"); [ "$v" = died ] || echo "$v" >> "$tmp/$t.lfa"
+		v=$(lf "$O/fuzz/libfuzzer-plain" "$t"); [ "$v" = died ] || echo "$v" >> "$tmp/$t.lfp"
+		if [ "$have_afl" -eq 1 ]; then
+			set -- $(afl "$t")
+			[ "$1" = died ] || { echo "$1" >> "$tmp/$t.afl"; echo "${2%\%}" >> "$tmp/$t.stab"; }
+		fi
+		[ "$t" = empty ] || { v=$(replay "$t"); [ "$v" = died ] || echo "$v" >> "$tmp/$t.rep"; }
+		printf '  run %d/%d: %s done (load %s)\n' "$r" "$runs" "$t" \
+			"$(cut -d' ' -f1 /proc/loadavg)" >&2
+	done
+done
+
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-7s %22s %22s %30s %22s\n' target "libFuzzer asan" "libFuzzer plain" \
+	"AFL++ (lowest stability)" "replay -O2"
 for t in empty $targets; do
-	printf '%-7s %16s %16s %20s %12s\n' "$t" "$(lf out/fuzz/libfuzzer "$t")" \
-		"$(lf out/fuzz/libfuzzer-plain "$t")" "$(afl "$t")" \
-		"$([ "$t" = empty ] && echo - || replay "$t")"
+	touch "$tmp/$t.lfa" "$tmp/$t.lfp" "$tmp/$t.afl" "$tmp/$t.stab" "$tmp/$t.rep"
+	stab=$(sort -n "$tmp/$t.stab" | head -1)
+	printf '%-7s %22s %22s %30s %22s\n' "$t" "$(summary "$tmp/$t.lfa")" \
+		"$(summary "$tmp/$t.lfp")" \
+		"$(summary "$tmp/$t.afl")${stab:+ ($stab%)}" \
+		"$([ "$t" = empty ] && echo - || summary "$tmp/$t.rep")"
 done

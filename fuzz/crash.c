@@ -15,15 +15,20 @@
  *
  * A cut is 3 bytes, used in turn by the sequence's crash ops:
  *
- *   byte 0   bits 0-2 kind: drop all, keep all, prefix, random, mask
- *            (5-7 are drop all again); bits 3-4 tear: none, seeded,
- *            the first `units` atomic units
+ *   byte 0   bits 0-2 kind: drop all, keep all, prefix, random, pattern
+ *            (5-7 are drop all again); bit 3: tear the writes dropped
+ *            (keep their first `units` atomic units)
  *   byte 1   prefix: how many pending writes survive (mod pending + 1);
- *            random and seeded tear: the seed; mask: the mask of the
- *            first 8 pending writes
- *   byte 2   units, for the third tear
+ *            random: the seed; pattern: 8 bits, repeated over the
+ *            pending writes (bit i % 8 keeps write i)
+ *   byte 2   units, for the tear
  *
  * All zero: every cut drops everything not durable, tears nothing.
+ *
+ * "random" and "pattern" are hw.h's mask cut with a mask made here:
+ * hw.h's own random cut and seeded tear draw on each write's sequence
+ * number since the device was opened, so the same input would cut
+ * differently after different earlier inputs.
  *
  * The text form has no words for a cut yet, so a finding here is kept
  * as this binary input (corpus/crash/), not as a text op log.
@@ -39,40 +44,68 @@
 
 #define CRASH_CUTS 4
 
-static struct op_seq seq;
+#define CUT_MASK_BITS (8u * 4096u)   /* pending writes a mask reaches */
 
 struct cut_choice {
 	struct hw_cut cut;
-	uint8_t mask;
+	const char *what;
 };
 
-static void cut_of(const uint8_t *b, int64_t pending, struct cut_choice *cc)
-{
-	static const enum hw_cut_kind kinds[8] = {
-		HW_CUT_DROP_ALL, HW_CUT_KEEP_ALL, HW_CUT_PREFIX, HW_CUT_RANDOM,
-		HW_CUT_MASK, HW_CUT_DROP_ALL, HW_CUT_DROP_ALL, HW_CUT_DROP_ALL,
-	};
-	static const enum hw_tear tears[4] = {
-		HW_TEAR_NONE, HW_TEAR_SEED, HW_TEAR_UNITS, HW_TEAR_NONE,
-	};
+static uint8_t cut_mask[CUT_MASK_BITS / 8];
 
-	memset(cc, 0, sizeof(*cc));
-	cc->cut.kind = kinds[b[0] & 7];
-	cc->cut.tear = tears[(b[0] >> 3) & 3];
-	cc->cut.seed = b[1];
-	cc->cut.units = b[2];
-	cc->mask = b[1];
-	if (cc->cut.kind == HW_CUT_PREFIX)
-		cc->cut.n = pending >= 0 ? b[1] % ((uint64_t)pending + 1) : 0;
-	if (cc->cut.kind == HW_CUT_MASK) {
-		cc->cut.mask = &cc->mask;
-		cc->cut.mask_bits = 8;
-	}
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
 }
 
-static const char *const kind_names[] = {
-	"drop all", "keep all", "prefix", "mark", "random", "mask",
-};
+/* Cut choice b (3 bytes) for `pending` writes; fills cut_mask if needed. */
+static void cut_of(const uint8_t *b, int64_t pending, struct cut_choice *cc)
+{
+	uint64_t s = b[1];
+
+	memset(cc, 0, sizeof(*cc));
+	cc->cut.kind = HW_CUT_DROP_ALL;
+	cc->what = "drop all";
+	switch (b[0] & 7) {
+	case 1:
+		cc->cut.kind = HW_CUT_KEEP_ALL;
+		cc->what = "keep all";
+		break;
+	case 2:
+		cc->cut.kind = HW_CUT_PREFIX;
+		cc->cut.n = pending >= 0 ? b[1] % ((uint64_t)pending + 1) : 0;
+		cc->what = "prefix";
+		break;
+	case 3:
+		for (size_t i = 0; i < sizeof(cut_mask); i += 8) {
+			uint64_t v = splitmix(&s);
+
+			memcpy(cut_mask + i, &v, 8);
+		}
+		cc->cut.kind = HW_CUT_MASK;
+		cc->what = "random";
+		break;
+	case 4:
+		memset(cut_mask, b[1], sizeof(cut_mask));
+		cc->cut.kind = HW_CUT_MASK;
+		cc->what = "pattern";
+		break;
+	default:
+		break;
+	}
+	if (cc->cut.kind == HW_CUT_MASK) {
+		cc->cut.mask = cut_mask;
+		cc->cut.mask_bits = CUT_MASK_BITS;
+	}
+	if (b[0] & 8) {
+		cc->cut.tear = HW_TEAR_UNITS;
+		cc->cut.units = b[2];
+	}
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -82,31 +115,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		[FUZZ_HDR_LEN + 2 * OP_BIN_RECORD] = OP_SYNC,
 	};
 
-	op_seq_init(&seq);
-	for (unsigned i = 0; i < 4096; i++)
-		if (op_seq_push(&seq, &(struct op){ .kind = OP_CLOSE }))
-			fuzz_die("out of memory");
-	rig_init_all(GEOM_CRASH);
-	LLVMFuzzerTestOneInput(warm, sizeof(warm));
+	rig_init_all(GEOM_CRASH, warm, sizeof(warm));
 	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const struct op_seq *seq;
 	struct fuzz_input in;
 	struct fuzz_geom g;
-	struct rig *r;
+	struct rig *r = rig_input(GEOM_CRASH, data, size, &g, &seq);
 	unsigned ncut = 0;
 	int ret = 0;
 
-	fuzz_split(data, size, &in);
-	geom_from_header(GEOM_CRASH, in.hdr, &g);
-	op_seq_clear(&seq);
-	if (op_bin_decode(in.ops, in.ops_len, &g.op, &seq))
-		fuzz_die("out of memory decoding %zu bytes", in.ops_len);
-	r = rig_get(g.preset);
-	for (size_t i = 0; i < seq.n && !ret; i++) {
-		if (seq.ops[i].kind == OP_CRASH) {
+	fuzz_split(data, size, &in); /* for the cut choices */
+	for (size_t i = 0; i < seq->n && !ret; i++) {
+		if (seq->ops[i].kind == OP_CRASH) {
 			struct hw_dev *dev = rig_device_begin(r);
 			struct cut_choice cc;
 			int64_t pending = hw_crash_pending(dev);
@@ -117,10 +141,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rig_device_end(r);
 			if (rc)
 				fuzz_die("crash: hw_crash_cut (%s, %lld pending) "
-					 "failed: %d", kind_names[cc.cut.kind],
-					 (long long)pending, rc);
+					 "failed: %d", cc.what, (long long)pending, rc);
 		}
-		ret = check_op(r->c, &seq.ops[i]);
+		ret = check_op(r->c, &seq->ops[i]);
 	}
 	if (!ret)
 		ret = check_finish(r->c);
@@ -135,8 +158,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 {
-	static const char *const tear_names[] = { "no tear", "seeded tear",
-						  "tear to units" };
 	struct fuzz_input in;
 	struct fuzz_geom g;
 
@@ -152,16 +173,15 @@ int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 
 		cut_of(b, 255, &cc);
 		fprintf(out, "# cut %u (crash ops %u, %u, ...): %s", i, i + 1,
-			i + 1 + CRASH_CUTS, kind_names[cc.cut.kind]);
+			i + 1 + CRASH_CUTS, cc.what);
 		if (cc.cut.kind == HW_CUT_PREFIX)
 			fprintf(out, " %u of the pending writes", b[1]);
-		if (cc.cut.kind == HW_CUT_RANDOM)
+		if ((b[0] & 7) == 3)
 			fprintf(out, " (seed %u)", b[1]);
-		if (cc.cut.kind == HW_CUT_MASK)
-			fprintf(out, " (mask 0x%02x)", b[1]);
-		fprintf(out, ", %s", tear_names[cc.cut.tear]);
+		if ((b[0] & 7) == 4)
+			fprintf(out, " (0x%02x)", b[1]);
 		if (cc.cut.tear == HW_TEAR_UNITS)
-			fprintf(out, " %u", b[2]);
+			fprintf(out, ", dropped writes torn to %u units", b[2]);
 		fputc('\n', out);
 	}
 	fprintf(out, "#decode --files %u --max-file %llu\n", g.op.nfiles,

@@ -22,6 +22,14 @@
  * on the last input alone, so AFL++ sees the same path for the same input.
  */
 #define DT_RELEASE_PAGES 256u
+/*
+ * Pages zeroed by writing stay in memory; once more than this many have
+ * been, the next restore gives them all back too.  That choice depends on
+ * earlier inputs (a few edges AFL++ may see vary), but without it a
+ * process with a hundred rigs would slowly hold every page of every
+ * device.
+ */
+#define DT_RESIDENT_PAGES 1024u
 
 struct devtrack {
 	struct hw_ops ops;           /* first: dev->ops points here          */
@@ -32,6 +40,7 @@ struct devtrack {
 	uint64_t *dirty;             /* bitmap, one bit per page             */
 	uint64_t *list;              /* dirty page numbers                   */
 	uint64_t nlist;
+	uint64_t *touched;           /* written since the last release       */
 };
 
 static const uint8_t zeros[DT_PAGE];
@@ -62,6 +71,8 @@ static void mark(struct devtrack *dt, uint64_t off, uint64_t len)
 	for (uint64_t p = off / DT_PAGE; p <= (off + len - 1) / DT_PAGE; p++) {
 		if (!test_and_set(dt->dirty, p))
 			dt->list[dt->nlist++] = p;
+		/* No branch on this one: it depends on earlier inputs. */
+		dt->touched[p / 64] |= 1ull << (p % 64);
 	}
 }
 
@@ -119,9 +130,11 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 		return -ENOMEM;
 	dt->npages = (hw_size(dev) + DT_PAGE - 1) / DT_PAGE;
 	dt->dirty = calloc((size_t)(dt->npages + 63) / 64, sizeof(uint64_t));
+	dt->touched = calloc((size_t)(dt->npages + 63) / 64, sizeof(uint64_t));
 	dt->list = malloc((size_t)dt->npages * sizeof(uint64_t));
-	if (!dt->dirty || !dt->list) {
+	if (!dt->dirty || !dt->touched || !dt->list) {
 		free(dt->dirty);
+		free(dt->touched);
 		free(dt->list);
 		free(dt);
 		return -ENOMEM;
@@ -142,13 +155,25 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 	return 0;
 }
 
+/* Pages written since the last release (a constant number of words). */
+static uint64_t resident(const struct devtrack *dt)
+{
+	uint64_t n = 0;
+
+	for (uint64_t w = 0; w < (dt->npages + 63) / 64; w++)
+		n += (uint64_t)__builtin_popcountll(dt->touched[w]);
+	return n;
+}
+
 int devtrack_restore(struct devtrack *dt)
 {
 	struct hw_dev *dev = dt->dev;
 	int ret = 0;
 
-	if (!dt->baseline && dt->nlist > DT_RELEASE_PAGES && dt->orig->zero_out) {
+	if (!dt->baseline && dt->orig->zero_out &&
+	    (dt->nlist > DT_RELEASE_PAGES || resident(dt) > DT_RESIDENT_PAGES)) {
 		ret = dt->orig->zero_out(dev, 0, hw_size(dev), 0);
+		memset(dt->touched, 0, (size_t)(dt->npages + 63) / 64 * 8);
 	} else {
 		for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
 			uint64_t off = dt->list[i] * DT_PAGE;
@@ -180,12 +205,23 @@ struct hw_dev *devtrack_device(struct devtrack *dt)
 	return dt->dev;
 }
 
+uint64_t devtrack_dirty_end(const struct devtrack *dt)
+{
+	uint64_t end = 0;
+
+	for (uint64_t i = 0; i < dt->nlist; i++)
+		if ((dt->list[i] + 1) * DT_PAGE > end)
+			end = (dt->list[i] + 1) * DT_PAGE;
+	return end;
+}
+
 void devtrack_detach(struct devtrack *dt)
 {
 	if (!dt)
 		return;
 	dt->dev->ops = dt->orig;
 	free(dt->dirty);
+	free(dt->touched);
 	free(dt->list);
 	free(dt);
 }

@@ -16,9 +16,9 @@
  * (hw.h's struct hw_ops is public for backends and layers): writes are
  * recorded and forwarded; zero-out and discard of pages still clean are
  * skipped, of dirty pages done by writing zeros (mem:'s madvise costs a
- * TLB shootdown per call).  When an input wrote many pages, the restore
- * hands the whole device back with one zero-out instead, which frees its
- * memory.
+ * TLB shootdown per call).  When an input wrote many pages, or pages
+ * zeroed that way pile up, the restore hands the whole device back with
+ * one zero-out instead, which frees its memory.
  *
  * With a baseline (the image target's template), the starting state is
  * the baseline's bytes: restore copies them back over the dirty pages.
@@ -47,6 +47,8 @@ int devtrack_restore(struct devtrack *dt);
 void devtrack_suspend(struct devtrack *dt);
 void devtrack_resume(struct devtrack *dt);
 struct hw_dev *devtrack_device(struct devtrack *dt);
+/* One past the last byte of the highest page written since the restore. */
+uint64_t devtrack_dirty_end(const struct devtrack *dt);
 /* Stop tracking (dev gets its own vtable back) and free dt. */
 void devtrack_detach(struct devtrack *dt);
 

@@ -49,9 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /*
  * Every target also says what an input means, for people and for triage:
  * a `#! fsoracle` header line a text op log can start with (empty when
- * the input is not an op log on a fresh filesystem), comment lines, and
- * the `fsoracle decode` options that turn its op bytes (the input from
- * byte FUZZ_HDR_LEN on) into text.  0, or -errno.
+ * the input is not an op log on a fresh filesystem), comment lines,
+ * `#op LINE` lines (text ops the header implies, which go before the
+ * decoded ones), and the `fsoracle decode` options that turn its op
+ * bytes (the input from byte FUZZ_HDR_LEN on) into text.  0, or -errno.
  */
 int fuzz_describe(const uint8_t *data, size_t size, FILE *out);
 

@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ref/ref.h"
+
 static const uint32_t journal_tab[3] = { 64, 128, 256 };
 static const uint32_t maxext_tab[4] = { 0, 1, 2, 16 };
 static const uint32_t cache_tab[4] = { 0, 2, 8, 64 };
+static const uint32_t rtext_tab[4] = { 0, 1, 3, 4 };
 
 unsigned geom_presets(enum geom_kind kind)
 {
@@ -19,7 +22,7 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 {
 	unsigned i = preset % GEOM_PRESETS;
 	int pmem = kind == GEOM_CRASH && preset % geom_presets(kind) >= GEOM_PRESETS;
-	uint64_t file_blocks, data, meta, bytes;
+	uint64_t file_blocks, data, meta, bytes, rtextents = 0;
 	uint32_t ipb;
 	size_t n;
 
@@ -29,6 +32,11 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 	p->journal = journal_tab[i % 3];
 	p->maxext = maxext_tab[(i / 5) % 4];
 	p->cache = cache_tab[(i / 7) % 4];
+	if (kind == GEOM_DIFF) {
+		p->rtext = rtext_tab[(i / 11) % 4];
+		if (p->maxext && p->rtext > p->maxext)
+			p->rtext = p->maxext;
+	}
 
 	/* Data: 3x every file at its largest; then the metadata regions. */
 	file_blocks = (GEOM_MAX_FILE + p->bs - 1) / p->bs;
@@ -36,9 +44,22 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 	ipb = p->bs / 256 - 1;
 	if (!ipb)
 		ipb = 1;
-	meta = 2 + p->journal + (GEOM_INODES + ipb - 1) / ipb + 16;
+	if (p->rtext) {
+		/* The same for rt extents: each file may end in a partial
+		 * one, and a freed one is not reusable before the commit. */
+		uint64_t rtx_bytes = (uint64_t)p->rtext * p->bs;
+
+		rtextents = 3 * GEOM_MAX_FILES *
+			    ((GEOM_MAX_FILE + rtx_bytes - 1) / rtx_bytes + 1) + 64;
+		p->rt_bytes = (rtextents * rtx_bytes + 4095) / 4096 * 4096;
+	}
+	/* Superblocks, journal, inode table, slack, and the rt bitmap at
+	 * fewer than bs * 4 extents a block (its header is smaller). */
+	meta = 2 + p->journal + (GEOM_INODES + ipb - 1) / ipb + 16 +
+	       (rtextents + 4ull * p->bs - 1) / (4ull * p->bs);
 	bytes = (data + meta) * p->bs;
 	p->dev_bytes = (bytes + 4095) / 4096 * 4096;
+	p->meta_bytes = (meta * p->bs + 4095) / 4096 * 4096;
 
 	snprintf(p->dev, sizeof(p->dev), "%smem:%lluk",
 		 kind != GEOM_CRASH ? "" : pmem ? "crash[atomic=8]:" : "crash:",
@@ -47,7 +68,14 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 			     "bs=%u,maxrecs=%u,inodes=%u,journal=%u", p->bs,
 			     p->maxrecs, GEOM_INODES, p->journal);
 	if (p->maxext)
-		snprintf(p->mkfs + n, sizeof(p->mkfs) - n, ",maxext=%u", p->maxext);
+		n += (size_t)snprintf(p->mkfs + n, sizeof(p->mkfs) - n,
+				      ",maxext=%u", p->maxext);
+	if (p->rtext) {
+		snprintf(p->rtdev, sizeof(p->rtdev), "mem:%lluk",
+			 (unsigned long long)(p->rt_bytes >> 10));
+		snprintf(p->mkfs + n, sizeof(p->mkfs) - n, ",rtextsize=%u",
+			 p->rtext * p->bs);
+	}
 	if (p->cache)
 		snprintf(p->mount, sizeof(p->mount), "cache=%u", p->cache);
 	if (kind == GEOM_CRASH)
@@ -67,8 +95,22 @@ void geom_from_header(enum geom_kind kind, const uint8_t *h,
 	geom_preset(kind, g->preset, &g->p);
 	g->op.nfiles = 1 + (h[1] & 3);
 	g->op.max_file = (uint64_t)4096 << ((h[1] >> 2) & 7);
-	g->naive_mix = kind == GEOM_DIFF ? h[2] : 0;
+	if (kind == GEOM_DIFF) {
+		g->naive = h[2] & REF_PATHS_ALL;
+		g->fallback = h[3] & REF_PATHS_ALL & ~g->naive;
+	}
 	op_geom_normalize(&g->op);
+}
+
+unsigned geom_prefix_ops(const struct fuzz_geom *g, struct op ops[2])
+{
+	unsigned n = 0;
+
+	if (g->naive)
+		ops[n++] = (struct op){ .kind = OP_NAIVE, .arg = g->naive };
+	if (g->fallback)
+		ops[n++] = (struct op){ .kind = OP_FALLBACK, .arg = g->fallback };
+	return n;
 }
 
 void geom_env(const struct geom_preset *p, struct target_env *env)
@@ -77,12 +119,13 @@ void geom_env(const struct geom_preset *p, struct target_env *env)
 	env->dev = p->dev;
 	env->mkfs = p->mkfs;
 	env->mount = p->mount;
+	env->rtdev = p->rtdev[0] ? p->rtdev : NULL;
 }
 
 void geom_header_line(const struct fuzz_geom *g, const char *targets,
 		      char *buf, size_t len)
 {
-	snprintf(buf, len, "#! fsoracle dev=%s mkfs=%s%s%s targets=%s",
-		 g->p.dev, g->p.mkfs, g->p.mount[0] ? " mount=" : "",
-		 g->p.mount, targets);
+	snprintf(buf, len, "#! fsoracle dev=%s%s%s mkfs=%s%s%s targets=%s",
+		 g->p.dev, g->p.rtdev[0] ? " rt=" : "", g->p.rtdev, g->p.mkfs,
+		 g->p.mount[0] ? " mount=" : "", g->p.mount, targets);
 }

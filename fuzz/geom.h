@@ -7,9 +7,23 @@
  *   0      filesystem preset, b % GEOM_PRESETS (below)
  *   1      bits 0-1 files 1 + v (f0..f3);
  *          bits 2-4 largest file 4k << v (4k..512k)
- *   2      diff: naive-path mix, one bit per seed path (see below);
+ *   2      diff: the engine target's paths, bit p for ref.h's REF_PATH_p:
+ *          set = its naive twin, clear = the optimized version;
  *          crash: bit 0 = pmem-like device (8-byte atomic writes)
- *   3..15  the target's own (crash: its cut choices; diff: reserved)
+ *   3      diff: bit p set = path p's optimized version is forced to
+ *          take its fallback (only for a path byte 2 leaves optimized)
+ *   4..15  the target's own (crash, from 3: its cut choices; diff:
+ *          reserved)
+ *
+ * The diff target's sequence starts with the op-language ops that set
+ * this mix, `naive PATHS` and `fallback PATHS` (op.h; left out when
+ * zero), so the optimized engine runs the input's mix of naive twins,
+ * optimized paths and forced fallbacks, and is compared with the `naive`
+ * target (every path naive, whatever a `naive` op says) and the model.
+ * All zero is the first comparison of all: every path optimized against
+ * every path naive.  Being ops, the mix is in the text op log of a
+ * finding, which replays it exactly; the mutator may add more of them
+ * later in a sequence.
  *
  * A preset fixes what mkfs and mount take, so its engines can be made
  * once and reset between inputs (rig.h):
@@ -19,17 +33,17 @@
  *   journal         64, 128, 256 blocks               by p % 3
  *   longest extent  default, 1, 2, 16 blocks          by (p / 5) % 4
  *   metadata cache  default, 2, 8, 64 buffers         by (p / 7) % 4
+ *   realtime device none; rt extents of 1, 3, 4       by (p / 11) % 4
+ *                   blocks (at most the longest extent; diff only)
  *
  * The different moduli mix the choices, so the 64 presets cover every
- * block size with every fan-out and most pairs of the rest.  The device
- * is sized so that no sequence can run out of space (the model has no
+ * block size with every fan-out and most pairs of the rest.  The devices
+ * are sized so that no sequence can run out of space (the model has no
  * ENOSPC): three times four files of the largest size, for data, B+tree
  * nodes and freed blocks not yet reusable, plus the journal, the inode
- * table and slack.
- *
- * The naive-path mix is carried but has no effect until ref.h grows its
- * naive switches: the `naive` target then gets the paths whose bits are
- * clear (all zero stays "all naive").
+ * table, the bitmaps and slack; the realtime device likewise in whole rt
+ * extents.  A file is realtime after a `chattr +r` op (set_flag, arg 1)
+ * while it is empty, as XFS has it.
  */
 #ifndef FSORACLE_FUZZ_GEOM_H
 #define FSORACLE_FUZZ_GEOM_H
@@ -54,9 +68,14 @@ enum geom_kind {
 /* One filesystem preset: what a rig's engines are made with. */
 struct geom_preset {
 	uint32_t bs, maxrecs, journal, maxext, cache;
-	uint64_t dev_bytes;
+	uint32_t rtext;               /* rt extent, blocks; 0: no rt device */
+	uint64_t dev_bytes, rt_bytes;
+	uint64_t meta_bytes;          /* what mkfs and mount write: superblock,
+					 journal, inode table, bitmaps (and
+					 slack), rounded up to 4k            */
 	char dev[64];                 /* "mem:12544k", "crash:mem:12544k"   */
-	char mkfs[96];                /* "bs=512,maxrecs=4,inodes=16,..."   */
+	char rtdev[32];               /* "mem:6272k", or "" for none        */
+	char mkfs[128];               /* "bs=512,maxrecs=4,inodes=16,..."   */
 	char mount[32];               /* "cache=8" or ""                    */
 	char targets[160];            /* engine:DEV,naive:DEV,model         */
 };
@@ -66,7 +85,9 @@ struct fuzz_geom {
 	unsigned preset;              /* index of the rig (rig_get)          */
 	struct geom_preset p;
 	struct op_geom op;            /* op_bin_decode's clamping           */
-	uint32_t naive_mix;
+	uint32_t naive, fallback;     /* diff: the engine target's paths,
+					 REF_PATH_* bits (op.h's OP_NAIVE,
+					 OP_FALLBACK)                       */
 };
 
 /* Presets of a kind: GEOM_PRESETS, twice that for GEOM_CRASH. */
@@ -76,6 +97,11 @@ void geom_from_header(enum geom_kind kind, const uint8_t *hdr,
 		      struct fuzz_geom *g);
 /* target_env pointing into p's strings. */
 void geom_env(const struct geom_preset *p, struct target_env *env);
+/*
+ * The ops that start g's sequence (the diff target's mix: `naive`, then
+ * `fallback`, each only when not zero) into ops[2]; returns how many.
+ */
+unsigned geom_prefix_ops(const struct fuzz_geom *g, struct op ops[2]);
 /* The `#! fsoracle` header line (no newline) replaying g's input. */
 void geom_header_line(const struct fuzz_geom *g, const char *targets,
 		      char *buf, size_t len);

@@ -12,9 +12,15 @@
 # current corpus/regressions that way).
 #
 # diff seeds: each log, encoded with `fsoracle encode --raw` for 4 files
-# of at most 512k, behind three headers (fuzz/geom.h): preset 0 (bs 512,
+# of at most 512k, behind five headers (fuzz/geom.h): preset 0 (bs 512,
 # fan-out 4), preset 3 (bs 4096, fan-out 4), preset 5 (bs 1024, fan-out 5,
-# one-block extents, 256-block journal).
+# one-block extents, 256-block journal), all with every path of the
+# engine target optimized; and two with a realtime device and a mix on
+# the engine target: preset 22 (bs 2048, rt extents of 3 blocks;
+# rt_truncate and cow_end optimized, rt_truncate forced to fall back, the
+# rest naive), preset 36 (bs 512, rt extents of 4 blocks;
+# pagecache_truncate, forget and delalloc_cap optimized, forget forced to
+# fall back, the rest naive).
 # crash seeds: the same logs behind presets 0 and 3, block and pmem-like,
 # with every cut "keep all" (what `fsoracle replay` does at a crash op;
 # the fuzzer finds the cuts that matter).
@@ -40,9 +46,9 @@ mkdir -p "$dest/diff" "$dest/crash" "$dest/image" "$dest/zoned"
 rm -f "$dest"/diff/seed-* "$dest"/crash/seed-* "$dest"/image/seed-* \
 	"$dest"/zoned/seed-*
 
-# header BYTE0 BYTE1: a 16-byte header with two leading bytes set
+# header BYTE0 BYTE1 [BYTE2 BYTE3]: a 16-byte header, leading bytes set
 header() {
-	printf "\\x$1\\x$2\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+	printf "\\x$1\\x$2\\x${3:-00}\\x${4:-00}\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
 }
 # crash_header BYTE0 PMEM: preset, 4 files of 512k, four "keep all" cuts
 crash_header() {
@@ -58,6 +64,13 @@ for log in corpus/regressions/*.ops fuzz/seeds/*.ops; do
 		{ header "$p" 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p$p"
 		n=$((n + 1))
 	done
+	# with a realtime device, and a mix of naive, optimized, fallback
+	for p in "16 1a 01" "24 05 08"; do
+		set -- $p
+		{ header "$1" 1f "$2" "$3"; cat "$tmp/ops"; } \
+			> "$dest/diff/seed-$name-p$1-rt"
+		n=$((n + 1))
+	done
 	for p in 00 03; do
 		{ crash_header "$p" 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p"
 		{ crash_header "$p" 01; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p-pmem"
@@ -65,7 +78,7 @@ for log in corpus/regressions/*.ops fuzz/seeds/*.ops; do
 done
 header 00 00 > "$dest/diff/seed-empty"
 header 00 00 > "$dest/crash/seed-empty"
-echo "mkseeds: $((n + 1)) seeds in $dest/diff/, $((n / 3 * 4 + 1)) in $dest/crash/"
+echo "mkseeds: $((n + 1)) seeds in $dest/diff/, $(ls "$dest/crash" | grep -c '^seed-') in $dest/crash/"
 
 # image: BYTE0 then three damages of 5 bytes (fuzz/image.c)
 damage() {

@@ -13,6 +13,7 @@
 #include "fuzz/fuzz.h"
 #include "harness/binary.h"
 #include "harness/op.h"
+#include "ref/ref.h"
 
 #define REC OP_BIN_RECORD
 
@@ -99,6 +100,8 @@ static void random_record(struct rng *r, uint8_t *rec)
 		put_le32(rec + 8, edge_value(r));
 	if (ki->uses & OP_USE_ATTR)
 		put_le32(rec + 12, rnd(r) & OP_ATTR_ALL);
+	else if (ki->uses & OP_USE_PATHS)
+		put_le32(rec + 12, rnd(r) & REF_PATHS_ALL);
 	else if (ki->uses & OP_USE_ARG)
 		put_le32(rec + 12, edge_value(r));
 }

@@ -10,8 +10,32 @@
 #include "fuzz/fuzz.h"
 #include "ref/ref.h"
 
+/* Bytes of spare chunks the model starts with (rig_warm). */
+#define RIG_MODEL_POOL (512u << 10)
+/* Pending writes the crash layer has room for from the start. */
+#define RIG_CRASH_RECORDS 4096u
+
 static struct rig rigs[2 * GEOM_PRESETS];
 static unsigned nrigs;
+static struct op_seq input_seq; /* the current input's ops, cleared each time */
+
+/*
+ * The crash layer keeps its array of pending writes at the largest size
+ * it has needed; grow it now to more than an input makes between two
+ * flushes, so growing it is not a code path that depends on earlier
+ * inputs.  (Zeros over the first page, which the next reset zeroes
+ * again anyway.)
+ */
+static int crash_layer_warm(struct hw_dev *dev)
+{
+	static const uint8_t zero[1];
+	int ret = 0;
+
+	/* One-byte writes: the layer copies what each one replaced. */
+	for (unsigned i = 0; i < RIG_CRASH_RECORDS && !ret; i++)
+		ret = hw_write(dev, i % 4096, zero, sizeof(zero), 0);
+	return ret ? ret : hw_flush(dev);
+}
 
 static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 {
@@ -34,18 +58,30 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 		fs = engine_target_fs(r->t[i]);
 		if (!fs)
 			fuzz_die("%s: not mounted after open", r->t[i]->name);
-		/* Nothing written yet may survive: zeros, then track.  The
-		 * filesystem mounted on it is abandoned by the next reset. */
-		ret = hw_zero_out(ref_device(fs), 0, hw_size(ref_device(fs)), 0);
+		/*
+		 * Nothing written yet may survive: zeros, then track.  Only
+		 * mkfs and mount have written, and only the metadata at the
+		 * start of the device (checked below); a crash layer would
+		 * copy all it replaced, so zeroing the whole device is not
+		 * cheap.  The filesystem mounted on it is abandoned by the
+		 * next reset, writing nothing.
+		 */
+		ret = hw_zero_out(ref_device(fs), 0, r->p.meta_bytes, 0);
 		if (!ret && kind == GEOM_CRASH)
 			ret = hw_flush(ref_device(fs));
 		if (!ret)
 			ret = devtrack_attach(ref_device(fs), NULL, &r->dt[i]);
+		if (!ret && kind == GEOM_CRASH)
+			ret = crash_layer_warm(ref_device(fs));
+		/* mkfs writes nothing to a realtime device: it is all zeros. */
+		if (!ret && ref_rtdevice(fs))
+			ret = devtrack_attach(ref_rtdevice(fs), NULL, &r->rtdt[i]);
 		if (ret)
 			fuzz_die("%s: cannot track its device: %d", r->t[i]->name, ret);
 	}
 	op_seq_init(&r->meta);
 	snprintf(r->meta.hdr.dev, sizeof(r->meta.hdr.dev), "%s", r->p.dev);
+	snprintf(r->meta.hdr.rtdev, sizeof(r->meta.hdr.rtdev), "%s", r->p.rtdev);
 	snprintf(r->meta.hdr.mkfs, sizeof(r->meta.hdr.mkfs), "%s", r->p.mkfs);
 	snprintf(r->meta.hdr.mount, sizeof(r->meta.hdr.mount), "%s", r->p.mount);
 	snprintf(r->meta.hdr.targets, sizeof(r->meta.hdr.targets), "%s",
@@ -54,20 +90,40 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 	ret = check_new(r->t, r->n, &cfg, &r->meta, &r->c);
 	if (ret)
 		fuzz_die("checker for %s: %d", r->p.targets, ret);
+	/* check_new made a filesystem again, tracked: where it wrote is
+	 * where the first one did. */
+	for (int i = 0; i < r->n; i++)
+		if (r->dt[i] && devtrack_dirty_end(r->dt[i]) > r->p.meta_bytes)
+			fuzz_die("%s: mkfs and mount wrote past byte %llu, where "
+				 "fuzz/geom.c says metadata ends; update it",
+				 r->t[i]->name, (unsigned long long)r->p.meta_bytes);
 }
 
 /*
- * Run a few cheap ops once, so the checker's op log and result arrays
- * are allocated (1024 entries, more than the 64 ops of a fuzz input)
- * before fuzzing starts: a first allocation would be a code path that
- * depends on earlier inputs.
+ * Run cheap ops once, so the checker's op log and result arrays have
+ * room for more ops than a fuzz input holds (64; a replayed file may
+ * have more) before fuzzing starts: growing them later would be a code
+ * path that depends on earlier inputs.
  */
 static void rig_warm(struct rig *r)
 {
 	struct op close = { .kind = OP_CLOSE };
+	struct op fill = { .kind = OP_PWRITE, .len = RIG_MODEL_POOL };
+	struct target *model = r->t[r->n - 1];
+	static uint8_t buf[64 << 10];
 	int ret = 0;
 
-	for (unsigned i = 0; i < 8 && !ret; i++)
+	/*
+	 * The model keeps the chunks a reset frees as spares and takes new
+	 * ones from them first (harness/target_model.c), so whether a chunk
+	 * comes from the spares or from calloc depends on earlier inputs.
+	 * Start it with a pool most inputs never exhaust: their runs then
+	 * take the same path every time.
+	 */
+	if (!(model->caps & TARGET_MODEL) ||
+	    target_apply(model, &fill, 1, buf, sizeof(buf)) != (int64_t)fill.len)
+		fuzz_die("%s: filling the model's pool failed", r->p.targets);
+	for (unsigned i = 0; i < 256 && !ret; i++)
 		ret = check_op(r->c, &close);
 	if (ret)
 		fuzz_die("%s: warm-up failed: %s", r->p.targets,
@@ -75,15 +131,41 @@ static void rig_warm(struct rig *r)
 	rig_put(r);
 }
 
-void rig_init_all(enum geom_kind kind)
+void rig_init_all(enum geom_kind kind, const uint8_t *warm, size_t len)
 {
 	if (nrigs)
 		return;
+	/* The op array gets its final size now, not at a long input. */
+	op_seq_init(&input_seq);
+	for (unsigned i = 0; i < 4096; i++)
+		if (op_seq_push(&input_seq, &(struct op){ .kind = OP_CLOSE }))
+			fuzz_die("out of memory");
 	for (unsigned i = 0; i < geom_presets(kind); i++) {
 		rig_open(kind, i, &rigs[i]);
 		rig_warm(&rigs[i]);
 	}
 	nrigs = geom_presets(kind);
+	LLVMFuzzerTestOneInput(warm, len);
+}
+
+struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
+		      struct fuzz_geom *g, const struct op_seq **out)
+{
+	struct fuzz_input in;
+	struct op prefix[2];
+	unsigned n;
+
+	fuzz_split(data, size, &in);
+	geom_from_header(kind, in.hdr, g);
+	op_seq_clear(&input_seq);
+	n = geom_prefix_ops(g, prefix);
+	for (unsigned i = 0; i < n; i++)
+		if (op_seq_push(&input_seq, &prefix[i]))
+			fuzz_die("out of memory");
+	if (op_bin_decode(in.ops, in.ops_len, &g->op, &input_seq))
+		fuzz_die("out of memory decoding %zu bytes", in.ops_len);
+	*out = &input_seq;
+	return rig_get(g->preset);
 }
 
 struct rig *rig_get(unsigned preset)
@@ -111,7 +193,9 @@ void rig_put(struct rig *r)
 	for (int i = 0; i < r->n; i++) {
 		if (!r->dt[i])
 			continue;
-		ret = devtrack_restore(r->dt[i]);
+		ret = r->rtdt[i] ? devtrack_restore(r->rtdt[i]) : 0;
+		if (!ret)
+			ret = devtrack_restore(r->dt[i]);
 		/* A crash layer keeps what is not durable yet: the zeros too,
 		 * unless made durable now, so no later cut can undo them. */
 		if (!ret && r->kind == GEOM_CRASH)

@@ -28,13 +28,24 @@ struct rig {
 	int n;
 	struct checker *c;
 	struct devtrack *dt[TARGET_MAX];
+	struct devtrack *rtdt[TARGET_MAX]; /* realtime devices (or NULL)   */
 	struct op_seq meta;           /* header for failure logs            */
 };
 
-/* Make every preset's rig for targets of this kind.  Dies on error. */
-void rig_init_all(enum geom_kind kind);
+/*
+ * Make every preset's rig for targets of this kind, and run warm (an
+ * input) once, so one-time setup (CRC tables, notes printed once, array
+ * sizes) happens before AFL++'s fork server starts.  Dies on error.
+ */
+void rig_init_all(enum geom_kind kind, const uint8_t *warm, size_t len);
 /* The rig of a preset: fresh targets, ready for a sequence. */
 struct rig *rig_get(unsigned preset);
+/*
+ * An input of kind: its geometry in *g, its ops in *seq (valid until the
+ * next call; geom_prefix_ops first), and the rig to run them on.
+ */
+struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
+		      struct fuzz_geom *g, const struct op_seq **seq);
 /* The engine's device (the top of its stack: the crash layer for
  * GEOM_CRASH), with the tracking shim out of the way for the duration of
  * hw_crash_* calls: rig_device_begin, the calls, rig_device_end. */

@@ -5,7 +5,8 @@
 #
 # Stages (each says ok or FAILED; the exit status is the number failed):
 #   1. build: `make fuzz` (libFuzzer, AFL++, replay programs; without
-#      afl-clang-fast, the libFuzzer and replay ones only)
+#      afl-clang-fast, the libFuzzer and replay ones only; without clang,
+#      the replay ones, and the stages that need clang say they skip)
 #   2. replay: every target's replay program over its seed corpus
 #      corpus/T/ and over corpus/regressions/*.ops (encoded afresh by
 #      fuzz/mkseeds.sh --out, so a log added there is covered at once)
@@ -19,9 +20,13 @@
 #   5. OSS-Fuzz: build.sh under the OSS-Fuzz contract (clang, ASan,
 #      libFuzzer) into a scratch $OUT, which must hold every target with
 #      its seed corpus, dictionary and options; each runs its seeds
-# --quick runs stages 1-2 only (no clang needed beyond the build).
+# --quick runs stages 1-2 only; --no-afl and --no-oss leave out stages
+# 4 and 5.  Every flavour this machine has the tools for is built all
+# the same (so they stay warning-free).
+# O=DIR builds into DIR instead of out/ (as `make O=DIR`).
 set -u
 cd "$(dirname "$0")/.."
+O=${O:-out}
 smoke=10 quick=0 oss=1 afl=1
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -29,20 +34,27 @@ while [ $# -gt 0 ]; do
 	--smoke) smoke=$2; shift 2 ;;
 	--no-oss) oss=0; shift ;;
 	--no-afl) afl=0; shift ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "selftest: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
-command -v afl-clang-fast >/dev/null && command -v afl-fuzz >/dev/null || afl=0
+have_afl=0
+command -v afl-clang-fast >/dev/null && command -v afl-fuzz >/dev/null && have_afl=1
+[ "$have_afl" -eq 1 ] || afl=0
+if ! command -v clang >/dev/null && [ "$quick" -eq 0 ]; then
+	echo "fuzz selftest: no clang: the smoke and OSS-Fuzz stages are skipped"
+	oss=0
+fi
 targets=$(sed -e 's/#.*//' fuzz/targets | xargs)
 jobs=$(nproc 2>/dev/null || echo 2)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
-stage() { echo; echo "=== fuzz: $*"; }
-tally() { # tally NAME STATUS
-	if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "--- $1: ok"
-	else failed=$((failed + 1)); echo "--- $1: FAILED"; fi
+stage() { echo; echo "=== fuzz: $*"; started=$SECONDS; }
+tally() { # tally NAME STATUS: the outcome, and seconds since the stage began
+	local took="($((SECONDS - started)) s)"
+	if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "--- $1: ok $took"
+	else failed=$((failed + 1)); echo "--- $1: FAILED $took"; fi
 }
 opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
 known_finding() { # known_finding T REPORT: the known-findings line it matches
@@ -53,36 +65,59 @@ known_finding() { # known_finding T REPORT: the known-findings line it matches
 	done < fuzz/known-findings
 }
 
+# finding T INPUT REPORT: say what a fuzzer found; 0 if it is a known one
+finding() {
+	local known k
+	known=$(known_finding "$1" "$3")
+	if [ -n "$known" ]; then
+		echo "  known finding: ${known:0:100}..."
+		return 0
+	fi
+	mkdir -p "$O"/fuzz/findings
+	k="$O"/fuzz/findings/$1-$(sha1sum < "$2" | cut -c1-12)
+	cp "$2" "$k"
+	echo "  finding, kept as $k:"
+	grep -a -E '^(fsoracle|  [a-z]|==[0-9]+==ERROR|SUMMARY)' "$3" |
+		head -12 | sed 's/^/    /'
+	"$O"/fuzz/replay/"$1" --describe "$2" | sed 's/^/    /'
+	return 1
+}
+
 stage "build"
-if [ "$quick" -eq 1 ]; then
-	make -s -j"$jobs" all fuzz-replay
-elif [ "$afl" -eq 1 ]; then
-	make -s -j"$jobs" all fuzz
+if [ "$have_afl" -eq 1 ]; then
+	make -s -j"$jobs" O="$O" all fuzz
+elif command -v clang >/dev/null; then
+	make -s -j"$jobs" O="$O" all fuzz-replay fuzz-libfuzzer
 else
-	make -s -j"$jobs" all fuzz-replay fuzz-libfuzzer
+	make -s -j"$jobs" O="$O" all fuzz-replay
 fi
-tally build $? || exit 1
-[ -x out/fuzz/replay/diff ] || { echo "selftest: nothing built" >&2; exit 1; }
+rc=$?
+tally build "$rc"
+[ "$rc" -eq 0 ] || { echo "fuzz selftest: the build failed" >&2; exit 1; }
+[ -x "$O"/fuzz/replay/diff ] || { echo "selftest: nothing built" >&2; exit 1; }
 
 stage "replay: seed corpora and corpus/regressions"
 rc=0
-./fuzz/mkseeds.sh --out "$tmp/regress" out/fsoracle > /dev/null || rc=1
+./fuzz/mkseeds.sh --out "$tmp/regress" "$O"/fsoracle > /dev/null || rc=1
 for t in $targets; do
 	for d in "corpus/$t" "$tmp/regress/$t"; do
 		[ -d "$d" ] || continue
 		echo "replay/$t $d"
-		out/fuzz/replay/"$t" "$d" > "$tmp/replay.log" 2>&1 || rc=1
+		"$O"/fuzz/replay/"$t" "$d" > "$tmp/replay.log" 2>&1 || rc=1
 		grep -v '^fsoracle: note:' "$tmp/replay.log" | sed 's/^/  /'
 	done
 done
 tally replay "$rc"
 
-if [ "$quick" -eq 0 ]; then
+if [ "$quick" -eq 0 ] && ! [ -x "$O"/fuzz/libfuzzer/diff ]; then
+	echo; echo "=== fuzz: smoke skipped: no clang, so no libFuzzer targets"
+elif [ "$quick" -eq 0 ]; then
 	stage "smoke: libFuzzer, ${smoke} s per target"
 	for t in $targets; do
+		started=$SECONDS
 		mkdir -p "$tmp/smoke/$t/corpus" "$tmp/smoke/$t/art"
 		cp corpus/"$t"/* "$tmp/smoke/$t/corpus/" 2>/dev/null
-		out/fuzz/libfuzzer/"$t" -fork=1 -ignore_crashes=1 \
+		"$O"/fuzz/libfuzzer/"$t" -fork=1 -ignore_crashes=1 \
 			-max_total_time="$smoke" \
 			-max_len="$(opt "$t" max_len)" -timeout="$(opt "$t" timeout)" \
 			-rss_limit_mb="$(opt "$t" rss_limit_mb)" -dict="fuzz/$t.dict" \
@@ -91,21 +126,13 @@ if [ "$quick" -eq 0 ]; then
 		rc=$?
 		grep -a '^#[0-9]*: cov:' "$tmp/smoke/$t.log" | tail -1 | cut -c1-100 |
 			sed 's/^/  /'
+		# With findings, they decide (known ones pass); without, the run.
+		ls "$tmp/smoke/$t/art"/* >/dev/null 2>&1 && rc=0
+		[ "$rc" -eq 0 ] || tail -5 "$tmp/smoke/$t.log" | sed 's/^/    /'
 		for a in "$tmp/smoke/$t/art"/*; do
 			[ -f "$a" ] || continue
-			out/fuzz/libfuzzer/"$t" "$a" > "$a.out" 2>&1
-			known=$(known_finding "$t" "$a.out")
-			if [ -n "$known" ]; then
-				echo "  known finding: ${known:0:100}..."
-				continue
-			fi
-			rc=1
-			mkdir -p out/fuzz/findings
-			cp "$a" "out/fuzz/findings/$t-$(basename "$a")"
-			echo "  finding, kept as out/fuzz/findings/$t-$(basename "$a"):"
-			grep -a -E '^(fsoracle|  [a-z]|==[0-9]+==ERROR|SUMMARY)' "$a.out" |
-				head -12 | sed 's/^/    /'
-			out/fuzz/replay/"$t" --describe "$a" | sed 's/^/    /'
+			("$O"/fuzz/libfuzzer/"$t" "$a"; true) > "$a.out" 2>&1
+			finding "$t" "$a" "$a.out" || rc=1
 		done
 		tally "smoke-$t" "$rc"
 	done
@@ -114,14 +141,15 @@ fi
 if [ "$quick" -eq 0 ] && [ "$afl" -eq 1 ]; then
 	stage "AFL++: 5 s per target, persistent mode, custom mutator"
 	for t in $targets; do
+		started=$SECONDS
 		o=$tmp/afl/$t
 		mkdir -p "$o"
 		AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_QUIET=1 AFL_NO_AFFINITY=1 \
 		AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
-		AFL_CUSTOM_MUTATOR_LIBRARY="$PWD/out/fuzz/afl/mutator.so" \
+		AFL_CUSTOM_MUTATOR_LIBRARY="$(realpath "$O")/fuzz/afl/mutator.so" \
 			timeout 60 afl-fuzz -i "corpus/$t" -o "$o" -V 5 \
 			-x "fuzz/$t.dict" -t "$(( $(opt "$t" timeout) * 1000 ))" \
-			-- out/fuzz/afl/"$t" > "$o.log" 2>&1
+			-- "$O"/fuzz/afl/"$t" > "$o.log" 2>&1
 		rc=$?
 		st=$o/default/fuzzer_stats
 		if [ "$rc" -eq 0 ] && [ -f "$st" ]; then
@@ -132,19 +160,8 @@ if [ "$quick" -eq 0 ] && [ "$afl" -eq 1 ]; then
 		fi
 		for a in "$o"/default/crashes/id:*; do
 			[ -f "$a" ] || continue
-			out/fuzz/replay/"$t" "$a" > "$tmp/afl-finding.out" 2>&1
-			known=$(known_finding "$t" "$tmp/afl-finding.out")
-			if [ -n "$known" ]; then
-				echo "  known finding: ${known:0:100}..."
-				continue
-			fi
-			rc=1
-			mkdir -p out/fuzz/findings
-			k=out/fuzz/findings/$t-afl-$(sha1sum < "$a" | cut -c1-12)
-			cp "$a" "$k"
-			echo "  finding, kept as $k:"
-			out/fuzz/replay/"$t" "$k" 2>&1 |
-				grep -a -E '^(fsoracle|  [a-z])' | head -4 | sed 's/^/    /'
+			("$O"/fuzz/replay/"$t" "$a"; true) > "$tmp/afl-finding.out" 2>&1
+			finding "$t" "$a" "$tmp/afl-finding.out" || rc=1
 		done
 		tally "afl-$t" "$rc"
 	done

@@ -91,7 +91,7 @@ static void decode_record(const uint8_t *r, const struct op_geom *g,
 	op->pattern = r[3];
 	op->off = op_bin_unscale(le32(r + 4));
 	op->len = op_bin_unscale(le32(r + 8));
-	op->arg = (ki->uses & OP_USE_ATTR) ? le32(r + 12) :
+	op->arg = (ki->uses & (OP_USE_ATTR | OP_USE_PATHS)) ? le32(r + 12) :
 		  op_bin_unscale(le32(r + 12));
 	op_normalize(op);
 
@@ -153,7 +153,7 @@ static void encode_record(const struct op *in, const struct op_geom *g,
 	r[3] = op.pattern;
 	put32(r + 4, op_bin_scale(op.off, &ex));
 	put32(r + 8, op_bin_scale(op.len, &ex));
-	if (ki->uses & OP_USE_ATTR)
+	if (ki->uses & (OP_USE_ATTR | OP_USE_PATHS))
 		put32(r + 12, (uint32_t)op.arg);
 	else
 		put32(r + 12, op_bin_scale(op.arg, &ex));

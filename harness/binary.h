@@ -16,7 +16,8 @@
  *   bytes 12..15 arg  }    bits 3..0:  index into 16 sub-512 tails
  *                             0 1 2 3 7 100 200 255 256 257 312 412
  *                             505 509 510 511
- *                          set_flag's arg is OP_ATTR_* bits, unscaled.
+ *                          set_flag's arg is OP_ATTR_* bits, naive's
+ *                          and fallback's REF_PATH_* bits, unscaled.
  *
  * Decoding is total: every byte string decodes.  Values are clamped to
  * the geometry (off and arg <= max_file, off + len and arg + len <=

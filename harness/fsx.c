@@ -409,6 +409,10 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 			}
 			why = "a close with no op before it";
 			break;
+		case OP_NAIVE:
+		case OP_FALLBACK:
+			why = "an engine path switch, nothing fsx can see";
+			break;
 		default:
 			why = "nothing fsx can see";
 			break;

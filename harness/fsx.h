@@ -21,10 +21,11 @@
  * Export needs a single-file sequence.  Ops fsx cannot express (unlink,
  * crash, chattr, other files) make it fail with the op named; ops with
  * no effect a reader could see that fsx has no word for (open of f0,
- * writeback, drop_caches, remount) and ops fsx would replay differently
- * (zero-length ops, reads and punches past EOF, invalid collapse/insert
- * ranges, which fsx would wrap or trim) become `#` comments; sync and
- * fdatasync become fsync; a close after an op becomes its close_open.
+ * writeback, drop_caches, remount, the engine's naive and fallback
+ * switches: fsx has no escape for them) and ops fsx would replay
+ * differently (zero-length ops, reads and punches past EOF, invalid
+ * collapse/insert ranges, which fsx would wrap or trim) become `#`
+ * comments; sync and fdatasync become fsync; a close after an op becomes its close_open.
  * The first lines say how to replay it with fsx.
  */
 #ifndef FSORACLE_HARNESS_FSX_H

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref/ref.h"
+
 const uint32_t gen_default_weight[OP_KIND_COUNT] = {
 	[OP_OPEN] = 10,         [OP_CLOSE] = 15,        [OP_UNLINK] = 3,
 	[OP_PWRITE] = 250,      [OP_PREAD] = 180,       [OP_TRUNCATE] = 50,
@@ -16,7 +18,8 @@ const uint32_t gen_default_weight[OP_KIND_COUNT] = {
 	[OP_CLONE_RANGE] = 15,  [OP_DEDUPE_RANGE] = 10, [OP_EXCHANGE_RANGE] = 10,
 	[OP_FSYNC] = 20,        [OP_FDATASYNC] = 10,    [OP_SYNC] = 5,
 	[OP_WRITEBACK] = 5,     [OP_DROP_CACHES] = 5,   [OP_REMOUNT] = 2,
-	[OP_CRASH] = 2,         [OP_SET_FLAG] = 0,
+	[OP_CRASH] = 2,         [OP_SET_FLAG] = 0,      [OP_NAIVE] = 3,
+	[OP_FALLBACK] = 3,
 };
 
 int gen_init(struct gen *g, const struct gen_cfg *cfg)
@@ -315,6 +318,12 @@ void gen_next(struct gen *g, struct op *op)
 			op->arg = maxf > op->len ? maxf - op->len : 0;
 		break;
 	}
+	case OP_NAIVE:
+	case OP_FALLBACK:
+		/* Mixes mostly; all or none now and then. */
+		op->arg = rng_below(r, 4) ? rng_below(r, REF_PATHS_ALL + 1ull) :
+			  rng_below(r, 2) ? REF_PATHS_ALL : 0;
+		break;
 	case OP_SET_FLAG:
 		if (g->cfg.realtime) {
 			/* Only an empty file changes its realtime flag: empty

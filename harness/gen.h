@@ -16,6 +16,12 @@
  * a file without blocks).  Without `realtime` a chattr sets or clears a
  * random attribute.
  *
+ * Now and then it sets the engine's seed-path switches (`naive PATHS`,
+ * `fallback PATHS`, weight 3 each by default): random mixes mostly,
+ * all or none sometimes, so the engine runs every mix of naive and
+ * optimized paths and forced fallbacks against the naive twin and the
+ * model, not just all-or-nothing.
+ *
  * The sequence depends only on the seed and the config: the same seed
  * gives the same ops on every machine, whatever the targets do.
  */

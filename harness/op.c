@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ref/ref.h"
+
 #define U_F   OP_USE_FILE
 #define U_OL  (OP_USE_FILE | OP_USE_OFF | OP_USE_LEN)
 #define U_RNG (OP_USE_FILE | OP_USE_OFF | OP_USE_LEN | OP_USE_ARG | OP_USE_FILE2)
@@ -42,6 +44,8 @@ static const struct op_kind_info kinds[OP_KIND_COUNT] = {
 	[OP_REMOUNT]        = { "remount", 0, 0, OP_DOES_DURABLE },
 	[OP_CRASH]          = { "crash", 0, 0, 0 },
 	[OP_SET_FLAG]       = { "chattr", U_F | OP_USE_ATTR, OP_FL_CLEAR, 0 },
+	[OP_NAIVE]          = { "naive", OP_USE_PATHS, 0, 0 },
+	[OP_FALLBACK]       = { "fallback", OP_USE_PATHS, 0, 0 },
 };
 
 const struct op_kind_info *op_kind_info(unsigned kind)
@@ -78,10 +82,12 @@ void op_normalize(struct op *op)
 		op->off = 0;
 	if (!(ki->uses & OP_USE_LEN))
 		op->len = 0;
-	if (!(ki->uses & (OP_USE_ARG | OP_USE_ATTR)))
+	if (!(ki->uses & (OP_USE_ARG | OP_USE_ATTR | OP_USE_PATHS)))
 		op->arg = 0;
 	if (ki->uses & OP_USE_ATTR)
 		op->arg &= OP_ATTR_ALL;
+	if (ki->uses & OP_USE_PATHS)
+		op->arg &= REF_PATHS_ALL;
 	op->flags &= ki->flags;
 	if (!(op->flags & OP_FL_PATTERN))
 		op->pattern = 0;

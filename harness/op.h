@@ -30,6 +30,13 @@
  *   fsync, fdatasync yes
  *   sync, writeback, drop_caches, remount, crash   (no file)
  *   set_flag        yes                  OP_ATTR_* bits        CLEAR
+ *   naive, fallback (no file)            REF_PATH_* bits
+ *
+ * naive and fallback set the engine's seed-path switches (ref.h: which
+ * paths take their naive twin, which are forced to their fallback), from
+ * this op on; targets with one semantics (the model, a host directory)
+ * accept them and change nothing, since no switch may change what a
+ * reader sees.
  *
  * Every file an op names exists from its first use (as fsx's file does):
  * an op on a missing file creates it empty first, except open without
@@ -70,6 +77,8 @@ enum op_kind {
 	OP_REMOUNT,
 	OP_CRASH,
 	OP_SET_FLAG,
+	OP_NAIVE,
+	OP_FALLBACK,
 	OP_KIND_COUNT           /* one past the last kind */
 };
 #define OP_KIND_MAX (OP_KIND_COUNT - 1)
@@ -108,6 +117,7 @@ struct op {
 #define OP_USE_ARG     (1u << 3)  /* arg is a byte offset or size      */
 #define OP_USE_FILE2   (1u << 4)
 #define OP_USE_ATTR    (1u << 5)  /* arg holds OP_ATTR_* bits          */
+#define OP_USE_PATHS   (1u << 6)  /* arg holds REF_PATH_* bits (ref.h)  */
 
 #define OP_DOES_SIZE   (1u << 0)  /* may change the file's size        */
 #define OP_DOES_DATA   (1u << 1)  /* may change the file's bytes       */

@@ -11,9 +11,9 @@
  *                     target's, else 4096)
  *   engine[:DEV]      the engine (optimized paths) on device spec DEV
  *                     (default: the log header's dev=, else mem:64m)
- *   naive[:DEV]       the engine with its naive paths (ref.h has no naive
- *                     switches yet: until it does this runs the same code,
- *                     and says so once on stderr)
+ *   naive[:DEV]       the engine with every seed path's naive twin
+ *                     (naive=all; `naive` ops leave it so, `fallback`
+ *                     ops apply)
  *   host[:DIR]        files in DIR (default: a fresh directory under
  *                     $TMPDIR or /tmp, removed afterwards)
  *   planted:BUG       the model with one planted bug (target_planted.c):

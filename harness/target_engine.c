@@ -7,16 +7,26 @@
  *
  * Ops ref.h does not offer yet return -EOPNOTSUPP and are listed in the
  * target's unsupported mask, so the checker skips and reports them:
- * clone, dedupe and exchange range (the COW issue), writeback and
- * drop_caches (no page cache yet).
+ * exchange range, and clone and dedupe range on a filesystem made
+ * without reflink (mkfs option reflink=1).  writeback and
+ * drop_caches reach the engine's page cache (ref_writeback of every
+ * file, ref_drop_caches): nothing a reader sees changes.
  *
  * chattr (set_flag) reaches the engine: +r/-r set or clear the realtime
- * flag.  Flags change where data lives, never what a reader sees, so the
+ * flag, +j/-j the journal-data flag.  Flags change where data lives, never what a reader sees, so the
  * model accepts every chattr and ignores it; this target answers as the
  * model does when the engine declines one for a reason of layout (-EINVAL:
  * the file has blocks or there is no realtime device, as XFS; -EOPNOTSUPP:
  * an attribute the engine does not have yet), and passes any other error
  * on.  The engine's own answers are what tests/test_rt.c checks.
+ *
+ * The seed-path switches: `engine` mounts with the --mount options
+ * (default: every path optimized), `naive` adds naive=all.  The ops
+ * `naive PATHS` and `fallback PATHS` set them on the mounted engine
+ * (ref_set_paths) and in the options later remounts use, until the next
+ * reset restores the mount's; the `naive` target keeps every path naive
+ * whatever a `naive` op says, so it stays the all-naive twin a mix is
+ * compared with.
  *
  * With a realtime device, collapse and insert must be rt-extent-aligned
  * on realtime files (as XFS); the model has one alignment unit for all
@@ -44,6 +54,9 @@ struct engine {
 	uint32_t known;              /* bit i: ino[i] is cached_name[i]'s     */
 	char cached_name[OP_MAX_FILES][OP_NAME_MAX + 1];
 	int keep;                    /* persistent image kept: no mkfs        */
+	int naive;                   /* the `naive` target: naive=all pinned  */
+	uint32_t base_naive;         /* the mount's switches, for reset       */
+	uint32_t base_fallback;
 	char msg[200];               /* the engine's last message line        */
 	char *audit_msg;             /* where audit() collects its first line */
 	size_t audit_len;
@@ -51,8 +64,7 @@ struct engine {
 
 #define ENGINE_UNSUPPORTED                                                  \
 	((1ull << OP_CLONE_RANGE) |                                          \
-	 (1ull << OP_DEDUPE_RANGE) | (1ull << OP_EXCHANGE_RANGE) |           \
-	 (1ull << OP_WRITEBACK) | (1ull << OP_DROP_CACHES))
+	 (1ull << OP_DEDUPE_RANGE) | (1ull << OP_EXCHANGE_RANGE))
 
 static struct engine *to_engine(struct target *t)
 {
@@ -64,6 +76,15 @@ static void engine_msg(void *arg, const char *line)
 	struct engine *e = arg;
 
 	snprintf(e->msg, sizeof(e->msg), "%s", line);
+}
+
+/* Clone and dedupe need a filesystem made with reflink (ref.h): the
+ * refcount walk answers -EOPNOTSUPP without. */
+#define REMAP_OPS ((1ull << OP_CLONE_RANGE) | (1ull << OP_DEDUPE_RANGE))
+static int stop_walk(void *arg, uint64_t start, uint64_t len, uint32_t count)
+{
+	(void)arg, (void)start, (void)len, (void)count;
+	return 1;
 }
 
 static int do_mount(struct engine *e)
@@ -84,6 +105,10 @@ static int do_mount(struct engine *e)
 		e->fs = NULL;
 		return ret;
 	}
+	if (ref_refcount_walk(e->fs, stop_walk, NULL) == -EOPNOTSUPP)
+		e->t.unsupported |= REMAP_OPS;
+	else
+		e->t.unsupported &= ~REMAP_OPS;
 	/* collapse/insert alignment: the rt extent (see the top) */
 	e->t.blocksize = st.rtextsize > st.blocksize ? st.rtextsize : st.blocksize;
 	return 0;
@@ -93,15 +118,32 @@ static int do_mount(struct engine *e)
  * the model answers (see the top). */
 static int set_flag(struct engine *e, uint64_t ino, const struct op *op)
 {
-	uint32_t f = (op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0;
+	uint32_t f = ((op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0) |
+		     ((op->arg & OP_ATTR_JOURNAL_DATA) ? REF_FLAG_JOURNAL_DATA : 0) |
+		     ((op->arg & OP_ATTR_ALWAYS_COW) ? REF_FLAG_COW : 0);
 	int ret = 0;
 
-	if (op->arg & ~(uint64_t)OP_ATTR_REALTIME)
+	if (op->arg & ~(uint64_t)(OP_ATTR_REALTIME | OP_ATTR_JOURNAL_DATA |
+				  OP_ATTR_ALWAYS_COW))
 		ret = -EOPNOTSUPP;
 	else if (f)
 		ret = ref_set_flags(e->fs, ino, (op->flags & OP_FL_CLEAR) ? 0 : f,
 				    (op->flags & OP_FL_CLEAR) ? f : 0);
 	return ret == -EINVAL || ret == -EOPNOTSUPP ? 0 : ret;
+}
+
+/* naive/fallback ops: the switches from now on, remounts included. */
+static int set_paths(struct engine *e, const struct op *op)
+{
+	uint32_t mask = (uint32_t)op->arg & REF_PATHS_ALL;
+
+	if (op->kind == OP_NAIVE)
+		e->mnt.naive = e->naive ? REF_PATHS_ALL : mask;
+	else
+		e->mnt.fallback = mask;
+	if (e->fs)
+		ref_set_paths(e->fs, e->mnt.naive, e->mnt.fallback);
+	return 0;
 }
 
 /* Collapse and insert ask the target's alignment unit of every file. */
@@ -162,6 +204,8 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 
 	if (t->unsupported & (1ull << op->kind))
 		return -EOPNOTSUPP;
+	if (op->kind == OP_NAIVE || op->kind == OP_FALLBACK)
+		return set_paths(e, op);
 	if (!e->fs && op->kind != OP_CRASH && op->kind != OP_REMOUNT)
 		return -EIO; /* a failed mount left no filesystem */
 
@@ -175,6 +219,10 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		return ref_unlink(e->fs, t->names[f]);
 	case OP_SYNC:
 		return ref_sync(e->fs);
+	case OP_WRITEBACK:
+		return ref_writeback(e->fs, 0);
+	case OP_DROP_CACHES:
+		return ref_drop_caches(e->fs);
 	case OP_REMOUNT:
 		if (e->fs) {
 			ret = ref_unmount(e->fs);
@@ -231,6 +279,19 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		if (ret)
 			return ret;
 		return ref_copy_range(e->fs, ino, op->arg, src, op->off, op->len);
+	}
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE: { /* reflink=1 only (else unsupported) */
+		uint64_t src;
+		int64_t r;
+
+		ret = get_ino(e, op->file2 % OP_MAX_FILES, 1, &src);
+		if (ret)
+			return ret;
+		r = op->kind == OP_CLONE_RANGE ?
+		    ref_clone_range(e->fs, ino, op->arg, src, op->off, op->len) :
+		    ref_dedupe_range(e->fs, ino, op->arg, src, op->off, op->len);
+		return r > 0 ? 0 : r; /* as the model: 0, whatever was shared */
 	}
 	case OP_FSYNC:
 		return ref_fsync(e->fs, ino);
@@ -340,8 +401,12 @@ static int engine_reset(struct target *t)
 	struct engine *e = to_engine(t);
 	int ret = 0;
 
+	e->mnt.naive = e->base_naive;
+	e->mnt.fallback = e->base_fallback;
 	if (!e->keep)
 		return do_mkfs_mount(e);
+	if (e->fs)
+		ref_set_paths(e->fs, e->mnt.naive, e->mnt.fallback);
 	if (!e->fs)
 		ret = do_mount(e);
 	for (unsigned i = 0; i < OP_MAX_FILES && !ret; i++) {
@@ -382,7 +447,6 @@ static const struct target_ops engine_ops = {
 int engine_target_new(const char *dev, int naive, const struct target_env *env,
 		      struct target **out, char *err, size_t errlen)
 {
-	static int naive_said;
 	struct engine *e = calloc(1, sizeof(*e));
 	int ret;
 
@@ -393,9 +457,8 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 	e->t.ops = &engine_ops;
 	e->t.caps = TARGET_CRASHES | TARGET_AUDITS;
 	e->t.unsupported = ENGINE_UNSUPPORTED;
-	snprintf(e->t.note, sizeof(e->t.note), "ref.h has no clone, dedupe or "
-		 "exchange range, no inode flags but realtime and no page cache "
-		 "yet");
+	snprintf(e->t.note, sizeof(e->t.note), "ref.h has no exchange range; "
+		 "clone and dedupe need mkfs reflink=1");
 	snprintf(e->t.name, sizeof(e->t.name), "%s:%s",
 		 naive ? "naive" : "engine", dev);
 	target_set_names(&e->t, NULL);
@@ -405,6 +468,11 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 					   errlen);
 	if (ret)
 		goto out_error;
+	e->naive = naive;
+	if (naive)
+		e->mnt.naive = REF_PATHS_ALL;
+	e->base_naive = e->mnt.naive;
+	e->base_fallback = e->mnt.fallback;
 	ret = hw_open(dev, &e->dev, err, errlen);
 	if (!ret && env && env->rtdev && env->rtdev[0])
 		ret = hw_open(env->rtdev, &e->rtdev, err, errlen);
@@ -428,11 +496,6 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 			 env && env->keep_image ? "mount" : "mkfs/mount",
 			 ref_strerror(ret), e->msg[0] ? ": " : "", e->msg);
 		goto out_error;
-	}
-	if (naive && !naive_said) {
-		naive_said = 1;
-		fprintf(stderr, "fsoracle: note: ref.h has no naive-path switches "
-			"yet; target 'naive' runs the same engine as 'engine'\n");
 	}
 	*out = &e->t;
 	return 0;

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ref/ref.h"
+
 #define MAX_TOKENS 16
 #define MAX_LINE 4096
 
@@ -636,6 +638,29 @@ int op_parse_line(struct op_parser *p, const char *line, struct op *out,
 		op.file = (uint8_t)current_file(p);
 		break;
 	}
+	case OP_NAIVE:
+	case OP_FALLBACK: {
+		char list[128], perr[160];
+		uint32_t mask;
+
+		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, kind == OP_NAIVE ?
+				       "naive PATHS (all, none, rt_truncate+...)" :
+				       "fallback PATHS (all, none, rt_truncate+...)",
+				       err, errlen);
+		if (ret)
+			return ret;
+		snprintf(list, sizeof(list), "%.*s", (int)ps.pos[0]->len,
+			 ps.pos[0]->s);
+		if (ps.pos[0]->len >= sizeof(list) ||
+		    ref_parse_paths(list, &mask, perr, sizeof(perr)))
+			return fail(err, errlen, ps.pos[0]->col, "%s",
+				    ps.pos[0]->len >= sizeof(list) ?
+				    "path list too long" : perr);
+		op.arg = mask;
+		break;
+	}
 	default: {
 		/* close, fsync, fdatasync: the current file; the rest: none. */
 		ret = split_args(&ln, "", 0, &ps, vt, err, errlen);
@@ -759,6 +784,13 @@ int op_format(const struct op *op, const struct op_seq *seq, char *buf,
 		l[n] = 0;
 		return snprintf(buf, len, "chattr %c%s",
 				(op->flags & OP_FL_CLEAR) ? '-' : '+', l);
+	}
+	case OP_NAIVE:
+	case OP_FALLBACK: {
+		char list[128];
+
+		ref_format_paths((uint32_t)op->arg, list, sizeof(list));
+		return snprintf(buf, len, "%s %s", name, list);
 	}
 	default:
 		return snprintf(buf, len, "%s", name);

@@ -17,6 +17,9 @@
  *   fsync | fdatasync | sync | writeback | drop_caches | remount | crash
  *   chattr +r | -r | +ojc      r realtime, o always_cow, j journal_data,
  *                              c compress
+ *   naive PATHS | fallback PATHS   the engine's seed-path switches from
+ *                              here on: all, none, or names joined by
+ *                              '+' (rt_truncate+forget; ',' is read too)
  *   close | unlink NAME
  *   file NAME                  make NAME current (no op)
  *
@@ -27,7 +30,8 @@
  *
  * Differences from xfs_io, on purpose: pwrite without -S writes the
  * generated fsx-style data, not 0xcd; `file` takes a name, not an index;
- * `unlink`, `writeback`, `drop_caches`, `remount` and `crash` are ours.
+ * `unlink`, `writeback`, `drop_caches`, `remount`, `crash`, `naive` and
+ * `fallback` are ours.
  *
  * The canonical text (what op_text_write prints) round-trips exactly:
  * parse(print(seq)) == seq and print(parse(text)) == text.

@@ -17,6 +17,10 @@
 	X(journal)  \
 	X(alloc)    \
 	X(crash)    \
+	X(forget)   \
+	X(rt_truncate) \
+	X(pcache)   \
+	X(cow)      \
 	X(planted)
 
 #define DECLARE(n) extern const struct props_suite props_suite_##n;

@@ -14,17 +14,19 @@
  *
  *     ... | inode table | rt bitmap | data bitmap | data region ...
  *
- * Freed units are "busy" until they are safe to reuse: file data until
- * the transaction that freed it commits (before that, a crash brings the
- * old mapping back, and the old bytes must still be there), metadata until
- * the next checkpoint (its images may still be in the log, and replay
- * would write them over the block's next owner).  Realtime extents only
- * ever hold file data.
+ * Freed units are "busy" until the transaction that freed them commits:
+ * before that, a crash brings the old owner back, and its bytes must
+ * still be there.  After it, a block the log still holds a copy of
+ * (metadata, or journaled file data) is safe to reuse because that
+ * commit carries its revoke record (forget.c), so replay never writes the
+ * old copy over the block's next owner.  Realtime extents only ever hold
+ * file data, and never go through the journal.
  *
  * Data allocations, realtime ones included, leave a small reserve of data
  * blocks so a B+tree split that follows one always finds its blocks.
  */
 #include "ref/ref_internal.h"
+#include "ref/reflink.h"
 
 #include <stdlib.h>
 
@@ -152,8 +154,7 @@ bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len)
 	return i < fs->busy.n && fs->busy.v[i].start < start + len;
 }
 
-static int busy_add(struct busy_list *l, uint64_t start, uint64_t len,
-		    bool meta)
+static int busy_add(struct busy_list *l, uint64_t start, uint64_t len)
 {
 	size_t i = busy_search(l, start);
 
@@ -167,30 +168,17 @@ static int busy_add(struct busy_list *l, uint64_t start, uint64_t len,
 		l->cap = ncap;
 	}
 	memmove(&l->v[i + 1], &l->v[i], (l->n - i) * sizeof(*l->v));
-	l->v[i] = (struct busy_ext){ start, len, meta };
+	l->v[i] = (struct busy_ext){ start, len };
 	l->n++;
 	l->units += len;
 	return 0;
 }
 
-static void busy_release(struct busy_list *l, bool checkpoint)
+/* The freeing transaction committed: every busy unit is free again. */
+void alloc_release_busy(struct ref_fs *fs)
 {
-	size_t k = 0;
-
-	l->units = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		if (l->v[i].meta && !checkpoint) {
-			l->units += l->v[i].len;
-			l->v[k++] = l->v[i];
-		}
-	}
-	l->n = k;
-}
-
-void alloc_release_busy(struct ref_fs *fs, bool checkpoint)
-{
-	busy_release(&fs->busy, checkpoint);
-	busy_release(&fs->rt_busy, checkpoint);
+	fs->busy.n = fs->rt_busy.n = 0;
+	fs->busy.units = fs->rt_busy.units = 0;
 }
 
 /* ---- bitmap access ---- */
@@ -410,7 +398,12 @@ int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		return -ENOSPC;
 	if (n > fs->maxext / fs->rtx)
 		n = fs->maxext / fs->rtx;
-	err = space_alloc(fs, &fs->rtspace, goal / fs->rtx, n, &at, &got);
+	/* zoned: only at the open zone's write pointer, appended at once */
+	err = fs->zoned ? zoned_alloc_begin(fs, &goal, &n) : 0;
+	if (!err)
+		err = space_alloc(fs, &fs->rtspace, goal / fs->rtx, n, &at, &got);
+	if (!err && fs->zoned)
+		err = zoned_alloc_end(fs, at, got);
 	if (err)
 		return err;
 	fs->ctr.rt_extents_allocated += got;
@@ -426,7 +419,7 @@ bool alloc_has_busy(const struct ref_fs *fs)
 
 /*
  * True when busy units are a large share of the free space of either
- * device: time to commit (and checkpoint) so they can be reused, before
+ * device: time to commit so they can be reused, before
  * an allocation in the middle of a B+tree change finds nothing.
  */
 bool alloc_busy_pressure(const struct ref_fs *fs)
@@ -485,7 +478,7 @@ static int free_walk(struct ref_fs *fs, struct alloc_space *s, uint64_t start,
 }
 
 static int space_free(struct ref_fs *fs, struct alloc_space *s, uint64_t start,
-		      uint64_t len, bool meta)
+		      uint64_t len)
 {
 	int err;
 
@@ -497,28 +490,45 @@ static int space_free(struct ref_fs *fs, struct alloc_space *s, uint64_t start,
 	}
 	err = free_walk(fs, s, start, len, false);
 	if (!err)
-		err = busy_add(s->busy, start, len, meta);
+		err = busy_add(s->busy, start, len);
 	if (!err)
 		err = free_walk(fs, s, start, len, true);
 	return err;
 }
 
+/* Free data-region blocks no journal copy can exist of (callers that
+ * free a file's blocks or a B+tree node use the two below). */
 int alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)
 {
-	int err = space_free(fs, &fs->dspace, start, len, false);
+	int err = space_free(fs, &fs->dspace, start, len);
 
 	if (!err)
 		fs->ctr.blocks_freed += len;
 	return err;
 }
 
+/*
+ * Free blocks of file ip: first forget them in the journal, the seed
+ * path (d) of forget.c (the buffer of a journaled block is dropped and
+ * its log copies revoked), then give them back.
+ */
+int alloc_free_file(struct ref_fs *fs, const struct ref_inode *ip,
+		    uint64_t start, uint64_t len)
+{
+	int err;
+
+	if (fs->rl && !inode_is_rt(ip)) /* shared blocks stay (reflink.c) */
+		return reflink_free_file(fs, ip, start, len);
+	err = forget_file_blocks(fs, ip, start, len);
+	return err ? err : alloc_free(fs, start, len);
+}
+
+/* Free a metadata block (a B+tree node): always forgotten and revoked. */
 int alloc_free_meta(struct ref_fs *fs, uint64_t blk)
 {
-	int err = space_free(fs, &fs->dspace, blk, 1, true);
+	int err = forget_meta(fs, blk);
 
-	if (!err)
-		fs->ctr.blocks_freed++;
-	return err;
+	return err ? err : alloc_free(fs, blk, 1);
 }
 
 /* Free rt blocks [start, start+len): whole, aligned rt extents only. */
@@ -532,7 +542,9 @@ int rtalloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)
 			   (unsigned long long)len, fs->rtx);
 		return -EFSCORRUPTED;
 	}
-	err = space_free(fs, &fs->rtspace, start / fs->rtx, len / fs->rtx, false);
+	err = space_free(fs, &fs->rtspace, start / fs->rtx, len / fs->rtx);
+	if (!err && fs->zoned)
+		zoned_freed(fs, start / fs->rtx, len / fs->rtx);
 	if (!err)
 		fs->ctr.rt_extents_freed += len / fs->rtx;
 	return err;

@@ -1,8 +1,11 @@
 /*
  * bcache.c - the metadata buffer cache.
  *
- * Every metadata block the engine touches lives here while in use.  A
- * buffer is in one of three states:
+ * Every metadata block the engine touches lives here while in use, and so
+ * does every file data block written through the journal (data=journal,
+ * or a file flagged journal-data): a "raw" buffer, without a block header,
+ * whose only up-to-date copy may be here or in the log until the
+ * checkpoint writes it home.  A buffer is in one of three states:
  *
  *   clean   matches the device; evictable (LRU) once unreferenced
  *   dirty   modified in the running transaction; pinned in memory
@@ -51,6 +54,19 @@ static void hash_del(struct ref_fs *fs, struct rbuf *b)
 	if (*pp)
 		*pp = b->hnext;
 	fs->nbufs--;
+	if (b->raw)
+		fs->nraw--;
+}
+
+static void set_raw(struct ref_fs *fs, struct rbuf *b, bool raw)
+{
+	if (b->raw == raw)
+		return;
+	b->raw = raw;
+	if (raw)
+		fs->nraw++;
+	else
+		fs->nraw--;
 }
 
 static void buf_free(struct ref_fs *fs, struct rbuf *b)
@@ -116,7 +132,9 @@ void bcache_destroy(struct ref_fs *fs)
 	fs->htab = NULL;
 	free(fs->tx);
 	free(fs->ckpt);
+	free(fs->revoke);
 	fs->tx = fs->ckpt = NULL;
+	fs->revoke = NULL;
 }
 
 static struct rbuf *cache_find(struct ref_fs *fs, uint64_t blkno)
@@ -184,6 +202,11 @@ int buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
 		return -EFSCORRUPTED;
 	}
 	b = cache_find(fs, blkno);
+	if (b && b->raw) {
+		ref_report(fs, "block %llu: read as metadata, cached as file data",
+			   (unsigned long long)blkno);
+		return -EFSCORRUPTED;
+	}
 	if (b) {
 		if (magic && get32(b->data + BLKHDR_MAGIC) != magic) {
 			ref_report(fs, "block %llu: expected magic %08x, cached %08x",
@@ -238,9 +261,76 @@ int buf_get_new(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
 			return err;
 	}
 	buf_hold(fs, b);
+	set_raw(fs, b, false);
 	memset(b->data, 0, fs->bs);
 	*out = b;
 	return 0;
+}
+
+/*
+ * A buffer for file data block blkno, written through the journal: the
+ * cached copy if there is one (the device may be behind it), else read
+ * from the device (read) or zeroed (the caller overwrites all of it).
+ */
+int buf_get_raw(struct ref_fs *fs, uint64_t blkno, bool read,
+		struct rbuf **out)
+{
+	struct rbuf *b = cache_find(fs, blkno);
+	int err;
+
+	fs->ctr.bcache_lookups++;
+	if (b && !b->raw) {
+		ref_report(fs, "block %llu: file data, cached as metadata",
+			   (unsigned long long)blkno);
+		return -EFSCORRUPTED;
+	}
+	if (!b) {
+		fs->ctr.bcache_misses++;
+		err = cache_insert(fs, blkno, &b);
+		if (err)
+			return err;
+		set_raw(fs, b, true);
+		err = read ? hw_read(fs->dev, blkno << fs->bshift, b->data, fs->bs)
+			   : 0;
+		if (!read)
+			memset(b->data, 0, fs->bs);
+		if (err) {
+			hash_del(fs, b);
+			free(b->data);
+			free(b);
+			return err;
+		}
+	}
+	buf_hold(fs, b);
+	*out = b;
+	return 0;
+}
+
+/* The cached buffer of blkno, or NULL; no reference taken. */
+struct rbuf *buf_find(struct ref_fs *fs, uint64_t blkno)
+{
+	return cache_find(fs, blkno);
+}
+
+/*
+ * Drop every clean, unreferenced file data buffer: after a checkpoint
+ * wrote them home, when file data stops going through the journal (the
+ * journal-data flag cleared, recovery done), so no stale copy is read
+ * later.  Dirty or logged ones cannot exist then (callers checkpoint).
+ */
+void bcache_drop_raw(struct ref_fs *fs)
+{
+	for (size_t i = 0; fs->nraw && i < fs->hsize; i++) {
+		struct rbuf *b = fs->htab[i];
+
+		while (b) {
+			struct rbuf *next = b->hnext;
+
+			if (b->raw && !b->refs && !b->dirty && !b->logged)
+				buf_free(fs, b);
+			b = next;
+		}
+	}
 }
 
 static int ptr_push(struct rbuf ***arr, size_t *n, size_t *cap, struct rbuf *b)
@@ -298,18 +388,23 @@ void buf_put(struct ref_fs *fs, struct rbuf *b)
 }
 
 /*
- * The block was freed: drop its buffer whatever its state.  A dirty or
- * logged image of a dead block must never reach the device in place; the
- * allocator keeps the block busy until the next checkpoint, so a replay
- * of an older image cannot land on its next owner either.  A buffer still
- * referenced leaves the hash now and its memory goes at the last put.
+ * The block was freed: drop its buffer whatever its state, and say
+ * whether there was one and whether the log holds a copy of it (logged:
+ * logged buffers stay pinned until the checkpoint that empties the log,
+ * so "logged" is exactly "the live log has an image of this block").  A
+ * dirty or logged image of a dead block must never reach the device in
+ * place; the caller revokes a logged one so replay cannot land it on the
+ * block's next owner either.  A buffer still referenced leaves the hash
+ * now and its memory goes at the last put.
  */
-void buf_forget(struct ref_fs *fs, uint64_t blkno)
+bool buf_forget(struct ref_fs *fs, uint64_t blkno, bool *logged)
 {
 	struct rbuf *b = cache_find(fs, blkno);
 
+	*logged = false;
 	if (!b)
-		return;
+		return false;
+	*logged = b->logged;
 	if (b->dirty)
 		ptr_remove(fs->tx, &fs->ntx, b);
 	if (b->logged)
@@ -317,10 +412,11 @@ void buf_forget(struct ref_fs *fs, uint64_t blkno)
 	b->dirty = b->logged = 0;
 	if (b->refs == 0) {
 		buf_free(fs, b);
-		return;
+		return true;
 	}
 	hash_del(fs, b);
 	b->dead = 1;
+	return true;
 }
 
 /* Committed: the buffer waits for the checkpoint. */
@@ -335,8 +431,10 @@ int buf_mark_logged(struct ref_fs *fs, struct rbuf *b)
 
 int buf_write_inplace(struct ref_fs *fs, struct rbuf *b)
 {
+	if (b->raw)
+		return hw_write(fs->dev, b->blkno << fs->bshift, b->data, fs->bs, 0);
 	fs->ctr.meta_blocks_written++;
-	return hw_write(fs->dev, b->blkno << fs->bshift, b->data, fs->bs, HW_META);
+	return meta_write(fs, b->blkno, b->data, false);
 }
 
 /* Checkpointed: clean again, evictable once unreferenced. */
@@ -404,10 +502,7 @@ static int store_alloc(void *ctx, uint64_t near, uint64_t *blk)
 
 static int store_free(void *ctx, uint64_t blk)
 {
-	struct ref_fs *fs = ctx;
-
-	buf_forget(fs, blk);
-	return alloc_free_meta(fs, blk);
+	return alloc_free_meta(ctx, blk);
 }
 
 const struct bt_store ref_bt_store_ops = {

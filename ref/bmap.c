@@ -12,7 +12,10 @@
  * Three primitives build everything else:
  *   bmap_map      put a mapping into a hole, merging with its neighbours
  *   bmap_unmap    punch a range out, splitting records at its edges
- *   bmap_convert  change the state of a mapped range (unmap + map)
+ *   bmap_convert  change the state of a mapped range, record by record
+ *                 in place
+ * Each merges what a split left mergeable (merge_at), so the list stays
+ * canonical with a small maxext too.
  *
  * Unmapping [a, b) from a record that straddles both edges:
  *
@@ -175,6 +178,42 @@ static bool mergeable(const struct ref_fs *fs, const struct ref_extent *l,
 	       l->state == r->state && l->len + r->len <= fs->maxext;
 }
 
+/*
+ * Merge the record ending at file block fb with the one starting there,
+ * if they are mergeable.  A split can make a piece mergeable with the
+ * neighbour on its far side: the whole record was too long to merge
+ * with it (maxext), the shorter piece is not.  With maxext 16:
+ *
+ *     before:  [0 ....... 16)[16 .. 20)      16 + 4 > 16: two records
+ *     convert block 3:
+ *              [0..3)[3]u[4 ... 16)[16 .. 20) 12 + 4 <= 16: merge them
+ *     after:   [0..3)[3]u[4 ........... 20)
+ */
+static int merge_at(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t,
+		    uint64_t fb)
+{
+	struct ref_extent l, r;
+	int err;
+
+	if (fb == 0 || fb == UINT64_MAX)
+		return 0;
+	err = get_le(t, fb - 1, &l);
+	if (!err && l.fileoff + l.len == fb)
+		err = get_ge(t, fb, &r);
+	else if (!err)
+		return 0;
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (r.fileoff != fb || !mergeable(fs, &l, &r))
+		return 0;
+	err = bt_delete(t, r.fileoff);
+	if (err)
+		return err;
+	ip->nextents--;
+	l.len += r.len;
+	return put_update(t, &l);
+}
+
 /* Insert ext into a hole, merging with the left and right neighbours. */
 int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	     const struct ref_extent *ext)
@@ -244,7 +283,7 @@ static int free_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t da,
 	uint64_t f0, f1;
 
 	if (!inode_is_rt(ip))
-		return alloc_free(fs, da, db - da);
+		return alloc_free_file(fs, ip, da, db - da);
 	f0 = round_up(da, fs->rtx);
 	f1 = round_up(db, fs->rtx);
 	return f0 < f1 ? rtalloc_free(fs, f0, f1 - f0) : 0;
@@ -316,6 +355,11 @@ static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			if (!err)
 				ip->nextents++;
 		}
+		/* a shortened piece may merge with its outer neighbour now */
+		if (!err && b < eend)
+			err = merge_at(fs, ip, &t, eend);
+		if (!err && a > e.fileoff)
+			err = merge_at(fs, ip, &t, e.fileoff);
 		if (err)
 			return err;
 		ip->nblocks -= b - a;
@@ -389,6 +433,11 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 				err = put_new(&t, &tail);
 			if (!err)
 				ip->nextents++;
+			/* both pieces are shorter than e: see merge_at */
+			if (!err)
+				err = merge_at(fs, ip, &t, orig);
+			if (!err)
+				err = merge_at(fs, ip, &t, tail.fileoff + tail.len);
 			last = true;
 		} else {
 			err = bt_delete(&t, orig);
@@ -417,6 +466,77 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 }
 
 /*
+ * Are there free blocks (busy ones do not count) for n record inserts,
+ * each of which may split a node at every level and add a root?  Asked
+ * before a change that inserts, so that it fails before it starts.
+ */
+bool bmap_can_insert(const struct ref_fs *fs, const struct ref_inode *ip,
+		     unsigned n)
+{
+	uint64_t need = (uint64_t)n * (ip->root.levels + 1u);
+
+	return fs->free_blocks >= fs->busy.units &&
+	       fs->free_blocks - fs->busy.units >= need;
+}
+
+/*
+ * Set the state of blocks [a, b) of record e (inside it) in place: the
+ * record itself becomes its first piece (one update, its key unchanged),
+ * the pieces after it are inserted, then each edge that moved merges
+ * with its neighbour when it can.  Converting the tail of a record, as
+ * the realtime truncate does, is one update and one insert:
+ *
+ *     before:  |<------------- e, written ------------->|
+ *                          a                            b = e's end
+ *     after:   |<-- e, written -->|<-- new, unwritten -->|
+ *
+ * A piece that is a whole record is one update (and a merge if the
+ * neighbour now shares its state); a middle piece is an update and two
+ * inserts.  Without the blocks its inserts may need, nothing changes:
+ * -ENOSPC.
+ */
+static int convert_piece(struct ref_fs *fs, struct ref_inode *ip,
+			 struct bt_tree *t, const struct ref_extent *e,
+			 uint64_t a, uint64_t b, uint32_t state)
+{
+	uint64_t eend = e->fileoff + e->len;
+	struct ref_extent head = *e;
+	struct ref_extent mid = { a, e->startblk + (a - e->fileoff), b - a,
+				  state };
+	struct ref_extent tail = { b, e->startblk + (b - e->fileoff), eend - b,
+				   e->state };
+	int err;
+
+	if (!bmap_can_insert(fs, ip, (a > e->fileoff) + (b < eend)))
+		return -ENOSPC;
+	if (a > e->fileoff) {
+		head.len = a - e->fileoff;
+		err = put_update(t, &head);
+		if (!err)
+			err = put_new(t, &mid);
+		if (!err)
+			ip->nextents++;
+	} else {
+		err = put_update(t, &mid);
+	}
+	if (!err && b < eend) {
+		err = put_new(t, &tail);
+		if (!err)
+			ip->nextents++;
+	}
+	/* left before right, as bmap_map prefers when maxext allows one */
+	if (!err)
+		err = merge_at(fs, ip, t, a);
+	if (!err)
+		err = merge_at(fs, ip, t, b);
+	if (!err && a > e->fileoff)
+		err = merge_at(fs, ip, t, e->fileoff);
+	if (!err && b < eend)
+		err = merge_at(fs, ip, t, eend);
+	return err;
+}
+
+/*
  * Set the state of every mapped block in [fb, fb+len).  Holes stay holes.
  * With roll, the transaction may be committed between records; without,
  * the caller finishes the step (a write converts and extends the size in
@@ -426,9 +546,11 @@ int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		 uint64_t len, uint32_t state, bool roll)
 {
 	uint64_t end = fb + len;
+	struct bt_tree t;
 
+	bmap_tree(fs, ip, &t);
 	while (fb < end) {
-		struct ref_extent e, piece;
+		struct ref_extent e;
 		uint64_t n;
 		int err = bmap_lookup(fs, ip, fb, &e);
 
@@ -438,14 +560,8 @@ int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		if (n > end - fb)
 			n = end - fb;
 		if (e.state != BMAP_HOLE && e.state != state) {
-			piece.fileoff = fb;
-			piece.startblk = e.startblk + (fb - e.fileoff);
-			piece.len = n;
-			piece.state = state;
 			/* one piece at a time, never committed half done */
-			err = unmap_range(fs, ip, fb, n, false, false);
-			if (!err)
-				err = bmap_map(fs, ip, &piece);
+			err = convert_piece(fs, ip, &t, &e, fb, fb + n, state);
 			if (!err)
 				err = inode_log(fs, ip);
 			if (!err && roll)

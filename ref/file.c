@@ -23,32 +23,35 @@
  * blocks become unwritten instead.
  */
 #include "ref/ref_internal.h"
+#include "ref/pcache.h"
+#include "ref/reflink.h"
 
 #include <stdlib.h>
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-static int data_write(struct ref_fs *fs, struct hw_dev *dev, uint64_t blk,
-		      uint64_t boff, const void *buf, uint64_t len)
+/* File data I/O goes to the device, or through the journal (jdata.c). */
+static int data_write(struct ref_fs *fs, const struct ref_inode *ip,
+		      uint64_t blk, uint64_t boff, const void *buf, uint64_t len)
 {
 	fs->ctr.data_bytes_written += len;
-	return hw_write(dev, (blk << fs->bshift) + boff, buf, len, 0);
+	return fdata_write(fs, ip, (blk << fs->bshift) + boff, buf, len);
 }
 
-static int zero_write(struct ref_fs *fs, struct hw_dev *dev, uint64_t devoff,
-		      uint64_t len)
+static int zero_write(struct ref_fs *fs, const struct ref_inode *ip,
+		      uint64_t devoff, uint64_t len)
 {
 	if (len == 0)
 		return 0;
 	fs->ctr.bytes_zeroed += len;
-	return hw_zero_out(dev, devoff, len, 0);
+	return fdata_zero(fs, ip, devoff, len);
 }
 
 /*
  * Write [pos, end) into fresh or unwritten blocks [fb, fb+n) at device
  * block blk: whole blocks, with zeroes around the caller's bytes.
  */
-static int write_full_blocks(struct ref_fs *fs, struct hw_dev *dev,
+static int write_full_blocks(struct ref_fs *fs, const struct ref_inode *ip,
 			     uint64_t fb, uint64_t n, uint64_t blk,
 			     const uint8_t *buf, uint64_t off, uint64_t pos,
 			     uint64_t end)
@@ -58,12 +61,12 @@ static int write_full_blocks(struct ref_fs *fs, struct hw_dev *dev,
 	uint64_t wend = min64(end, last);
 	int err;
 
-	err = zero_write(fs, dev, dev0, pos - first);
+	err = zero_write(fs, ip, dev0, pos - first);
 	if (!err)
-		err = data_write(fs, dev, blk, pos - first, buf + (pos - off),
+		err = data_write(fs, ip, blk, pos - first, buf + (pos - off),
 				 wend - pos);
 	if (!err)
-		err = zero_write(fs, dev, dev0 + (wend - first), last - wend);
+		err = zero_write(fs, ip, dev0 + (wend - first), last - wend);
 	return err;
 }
 
@@ -165,7 +168,6 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		   uint64_t len, uint64_t off)
 {
 	struct ref_inode *ip;
-	struct hw_dev *dev;
 	uint64_t pos = off, end = off + len;
 	int err = inode_get(fs, ino, &ip);
 
@@ -175,17 +177,26 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		return -EROFS;
 	if (end < off || end > REF_MAX_BYTES)
 		return -EFBIG;
-	dev = file_dev(fs, ip);
+	if (file_zoned(fs, ip)) { /* appended, never in place (zoned.c) */
+		int64_t r = zoned_pwrite(fs, ip, buf, len, off);
+
+		if (r > 0)
+			pcache_write(fs, ip, off, off + (uint64_t)r, buf, false);
+		return r;
+	}
 	while (pos < end) {
 		uint64_t fb = pos >> fs->bshift;
 		uint64_t lastfb = (end - 1) >> fs->bshift;
 		struct ref_extent e;
 		uint64_t n, blk;
+		bool dirtied = false;
+		int cow = 0;
 
 		err = bmap_lookup(fs, ip, fb, &e);
 		if (err)
 			break;
 		n = min64(e.fileoff + e.len - fb, lastfb - fb + 1);
+		n = min64(n, fdata_max_blocks(fs, ip)); /* journaled: log room */
 		if (e.state == BMAP_HOLE) {
 			struct ref_extent m;
 
@@ -194,34 +205,57 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 				break;
 			n = min64(n, m.fileoff + m.len - fb);
 			blk = m.startblk + (fb - m.fileoff);
-			err = write_full_blocks(fs, dev, fb, n, blk, buf, off,
+			err = write_full_blocks(fs, ip, fb, n, blk, buf, off,
 						pos, end);
 			if (!err)
 				err = map_new(fs, ip, &m, fb, fb + n);
+		} else if (fs->rl && (cow = cow_needed(fs, ip, &e, fb, &n)) != 0) {
+			/* shared, or always COW: staging blocks (cow.c) */
+			err = cow < 0 ? cow :
+			      cow_write(fs, ip, &e, fb, &n,
+					(const uint8_t *)buf + (pos - off), pos, end);
 		} else if (e.state == REF_EXT_UNWRITTEN) {
 			blk = e.startblk + (fb - e.fileoff);
-			err = write_full_blocks(fs, dev, fb, n, blk, buf, off,
+			err = write_full_blocks(fs, ip, fb, n, blk, buf, off,
 						pos, end);
 			if (!err)
 				err = bmap_convert(fs, ip, fb, n, 0, false);
+		} else if (pcache_dirties(fs, ip)) {
+			/* write-back: only the cached pages change (pcache.c) */
+			err = pcache_write(fs, ip, pos,
+					   min64(end, (fb + n) << fs->bshift),
+					   (const uint8_t *)buf + (pos - off), true);
+			dirtied = true;
 		} else {
 			uint64_t wend = min64(end, (fb + n) << fs->bshift);
 
 			blk = e.startblk + (fb - e.fileoff);
-			err = data_write(fs, dev, blk, pos - (fb << fs->bshift),
+			err = data_write(fs, ip, blk, pos - (fb << fs->bshift),
 					 (const uint8_t *)buf + (pos - off), wend - pos);
 		}
 		if (err)
 			break;
+		if (!dirtied) /* written through: cached pages follow */
+			pcache_write(fs, ip, pos, min64(end, (fb + n) << fs->bshift),
+				     (const uint8_t *)buf + (pos - off), false);
 		pos = min64(end, (fb + n) << fs->bshift);
-		/* an overwrite inside EOF changes no metadata at all */
-		if (e.state != 0 || pos > ip->size) {
+		/* an overwrite inside EOF changes no metadata at all (but
+		 * journaled data fills the transaction) */
+		if (e.state != 0 || pos > ip->size ||
+		    inode_journals_data(fs, ip)) {
 			err = set_size_and_log(fs, ip, pos);
 			if (!err)
 				err = tx_maybe_roll(fs);
 			if (err)
 				break;
 		}
+	}
+	if (fs->rl && pos > off) { /* the write is done: end-COW (cow.c) */
+		int end_err = cow_end(fs, ip, off >> fs->bshift,
+				      fs_blocks_roundup(fs, pos) - (off >> fs->bshift));
+
+		if (end_err)
+			return end_err;
 	}
 	if (pos > off)
 		return (int64_t)(pos - off); /* a short write, as POSIX has it */
@@ -241,6 +275,8 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 	if (off >= ip->size)
 		return 0;
 	end = off + min64(len, ip->size - off);
+	if (fs->pc) /* buffered: through the page cache */
+		return pcache_read(fs, ip, out, off, end);
 	for (pos = off; pos < end;) {
 		uint64_t fb = pos >> fs->bshift;
 		struct ref_extent e;
@@ -256,7 +292,7 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
 				       (pos & (fs->bs - 1));
 
-			err = hw_read(file_dev(fs, ip), dev, out + (pos - off), n);
+			err = fdata_read(fs, ip, dev, out + (pos - off), n);
 			if (err)
 				return err;
 			fs->ctr.data_bytes_read += n;
@@ -272,6 +308,9 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		      uint64_t to)
 {
+	pcache_zero(fs, ip, from, to); /* cached pages read zeros too */
+	if (file_zoned(fs, ip))
+		return zoned_zero_written(fs, ip, from, to);
 	while (from < to) {
 		uint64_t fb = from >> fs->bshift;
 		struct ref_extent e;
@@ -284,11 +323,15 @@ int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			n = to - from;
 		else
 			n = min64(to, (e.fileoff + e.len) << fs->bshift) - from;
-		if (e.state == 0) {
+		if (e.state == 0 && fs->rl) { /* shared blocks change by COW */
+			err = cow_zero_written(fs, ip, &e, from, from + n);
+			if (err)
+				return err;
+		} else if (e.state == 0) {
 			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
 				       (from & (fs->bs - 1));
 
-			err = zero_write(fs, file_dev(fs, ip), dev, n);
+			err = zero_write(fs, ip, dev, n);
 			if (err)
 				return err;
 		}
@@ -308,7 +351,6 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 		       struct tail_bad *bad)
 {
 	uint64_t pos = ip->size, end = file_tail_end(fs, ip) << fs->bshift;
-	struct hw_dev *dev = file_dev(fs, ip);
 
 	bad->off = UINT64_MAX;
 	while (pos < end) {
@@ -327,7 +369,7 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 		n = min64(end, (fb + 1) << fs->bshift) - pos;
 		devoff = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
 			 (pos & (fs->bs - 1));
-		err = hw_read(dev, devoff, fs->scratch, n);
+		err = fdata_read(fs, ip, devoff, fs->scratch, n);
 		if (err)
 			return err;
 		for (uint64_t k = 0; k < n; k++) {
@@ -337,7 +379,9 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 				*bad = (struct tail_bad){ pos + k, fs->scratch[k] };
 				return 0;
 			}
-			err = zero_write(fs, dev, devoff, n);
+			err = file_zoned(fs, ip) ?
+			      zoned_zero_written(fs, ip, pos, pos + n) :
+			      zero_write(fs, ip, devoff, n);
 			if (err)
 				return err;
 			break;
@@ -474,7 +518,11 @@ static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
 	if (mode == REF_FALLOC_COLLAPSE_RANGE) {
 		if (end >= ip->size)
 			return -EINVAL; /* reaching EOF: that is a truncate */
-		err = bmap_unmap(fs, ip, off >> fs->bshift, len >> fs->bshift, true);
+		/* pages past off move: write those that stay, drop all */
+		err = pcache_shift(fs, ip, off >> fs->bshift, end >> fs->bshift);
+		if (!err)
+			err = bmap_unmap(fs, ip, off >> fs->bshift,
+					 len >> fs->bshift, true);
 		if (!err)
 			err = bmap_shift(fs, ip, end >> fs->bshift, len >> fs->bshift,
 					 false);
@@ -485,6 +533,9 @@ static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
 			return -EINVAL;
 		if (ip->size + len > REF_MAX_BYTES)
 			return -EFBIG;
+		err = pcache_shift(fs, ip, off >> fs->bshift, off >> fs->bshift);
+		if (err)
+			return err;
 		ip->size += len;
 		err = inode_log(fs, ip);
 		if (!err)
@@ -559,6 +610,14 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		return -EFBIG;
 	fb0 = off >> fs->bshift;                 /* first touched block   */
 	fb1 = fs_blocks_roundup(fs, end);        /* past the last touched */
+	/* Cached pages of whole blocks punched or zeroed go (partial ends
+	 * are zeroed in the cache by file_zero_written). */
+	if (mode & (REF_FALLOC_PUNCH_HOLE | REF_FALLOC_ZERO_RANGE)) {
+		err = pcache_discard(fs, ip, fs_blocks_roundup(fs, off),
+				     end >> fs->bshift);
+		if (err)
+			return err;
+	}
 
 	if (mode & REF_FALLOC_PUNCH_HOLE) {
 		/* Whole blocks inside the range go; partial ends are zeroed. */
@@ -595,6 +654,8 @@ int ref_fsync(struct ref_fs *fs, uint64_t ino)
 	struct ref_inode *ip;
 	int err = inode_get(fs, ino, &ip);
 
+	if (!err) /* dirty pages first: the commit flushes the devices */
+		err = pcache_writeback(fs, ip);
 	return err ? err : tx_commit(fs);
 }
 
@@ -605,7 +666,9 @@ int ref_fdatasync(struct ref_fs *fs, uint64_t ino)
 
 int ref_sync(struct ref_fs *fs)
 {
-	return tx_commit(fs);
+	int err = pcache_writeback(fs, NULL);
+
+	return err ? err : tx_commit(fs);
 }
 
 int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)

@@ -174,6 +174,8 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	l->maxext = o && o->max_extlen ? o->max_extlen : DEFAULT_MAX_EXTLEN;
 	if (l->maxext > DEFAULT_MAX_EXTLEN)
 		return -EINVAL;
+	if (o && (o->reflink > 1 || (o->reflink && o->rtdev)))
+		return -EINVAL; /* shared blocks live on the data device only */
 	if (o && o->journal_blocks) {
 		l->jlen = o->journal_blocks;
 	} else {
@@ -212,6 +214,11 @@ int ref_mkfs(struct hw_dev *dev, const struct ref_mkfs_opts *opts)
 	err = mkfs_layout(dev, opts, &l);
 	if (err)
 		return err;
+	if (opts && opts->rtdev) { /* zoned: check zones, start them empty */
+		err = zoned_mkfs(opts->rtdev, l.bs, l.rtx);
+		if (err)
+			return err;
+	}
 	blk = calloc(1, l.bs);
 	if (!blk)
 		return -ENOMEM;
@@ -261,7 +268,8 @@ int ref_mkfs(struct hw_dev *dev, const struct ref_mkfs_opts *opts)
 	put32(blk + SB_MAXEXT, l.maxext);
 	put64(blk + SB_DATA, l.data);
 	put32(blk + SB_BMINIT, 0);
-	put64(blk + SB_FEATURES, l.rtblocks ? FEAT_REALTIME : 0);
+	put64(blk + SB_FEATURES, (l.rtblocks ? FEAT_REALTIME : 0) |
+	      (opts && opts->reflink ? FEAT_REFLINK : 0));
 	put32(blk + SB_CLEAN, 1);
 	if (l.rtblocks) { /* else all zero */
 		put64(blk + SB_RTBLOCKS, l.rtblocks);
@@ -291,6 +299,18 @@ static const struct { const char *name; size_t off; } counter_tab[] = {
 	C(journal_blocks_written), C(checkpoints), C(bcache_lookups),
 	C(bcache_misses), C(meta_blocks_written), C(recovered_txns),
 	C(rt_extents_allocated), C(rt_extents_freed),
+	C(zone_appends), C(zone_resets), C(reclaim_moves),
+	C(rt_overwrites_out_of_place), C(meta_persists),
+	C(forget_lookups), C(forgets), C(revokes), C(replay_revoked),
+	C(data_blocks_logged),
+	C(rt_truncate_fallbacks),
+	C(pc_hits), C(pc_misses), C(pc_evictions), C(pc_shadows),
+	C(pc_refaults), C(pc_pages_written), C(pc_entries_removed),
+	C(pc_node_visits), C(pc_mark_clears), C(pc_lock_acquisitions),
+	C(pc_fallbacks),
+	C(cow_blocks_staged), C(cow_remaps), C(cow_record_inserts),
+	C(cow_record_deletes), C(cow_record_updates), C(cow_intents),
+	C(cow_tx_rolls), C(cow_fallbacks),
 };
 #undef C
 #undef CB

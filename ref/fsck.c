@@ -15,6 +15,8 @@
  * memory only).
  */
 #include "ref/ref_internal.h"
+#include "ref/pcache.h"
+#include "ref/reflink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@ struct run_list {
 struct audit {
 	struct ref_fs *fs;
 	struct run_list data, rt;
+	struct run_list shared; /* reflink: plain files' data, many owners */
 	int bad;
 	/* per-file walk state */
 	struct ref_inode *ip;
@@ -56,7 +59,7 @@ static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
 {
 	if (blk < l->first || blk + len > l->end || blk + len < blk) {
 		ref_report(a->fs, "inode %llu: %s %llu+%llu outside the %s",
-			   (unsigned long long)a->ip->ino, what,
+			   (unsigned long long)(a->ip ? a->ip->ino : 0), what,
 			   (unsigned long long)blk, (unsigned long long)len,
 			   l->device);
 		a->bad = 1;
@@ -71,7 +74,7 @@ static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
 		l->v = n;
 		l->cap = ncap;
 	}
-	l->v[l->n++] = (struct ref_run){ blk, len, a->ip->ino, what };
+	l->v[l->n++] = (struct ref_run){ blk, len, a->ip ? a->ip->ino : 0, what };
 	return 0;
 }
 
@@ -215,8 +218,8 @@ static int visit_extent(void *arg, const void *rec)
 		check_rt_tiling(a, &e);
 	a->prev = e;
 	a->have_prev = true;
-	return mark_used(a, rt ? &a->rt : &a->data, e.startblk, e.len,
-			 rt ? "realtime data" : "data");
+	return mark_used(a, rt ? &a->rt : fs->rl ? &a->shared : &a->data,
+			 e.startblk, e.len, rt ? "realtime data" : "data");
 }
 
 /* The tail's written bytes past EOF must read as zero on the device. */
@@ -308,6 +311,38 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 	return check_eof_tail(a);
 }
 
+/*
+ * Reflink: a data block may have several owners.  reflink.c checks the
+ * owner counts against the refcount tree and hands back every block
+ * once, with the refcount and COW staging trees' blocks and the staging
+ * extents, for the bitmap check.
+ */
+static int audit_shared(struct audit *a)
+{
+	struct run_list *l = &a->shared;
+	struct alloc_run *runs = malloc((l->n ? l->n : 1) * sizeof(*runs));
+	struct alloc_run *uni = NULL;
+	size_t nuni = 0;
+	int err;
+
+	if (!runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		runs[i] = (struct alloc_run){ l->v[i].start, l->v[i].len };
+	err = reflink_audit(a->fs, runs, l->n, &uni, &nuni);
+	free(runs);
+	if (err == -EFSCORRUPTED) {
+		a->bad = 1;
+		err = 0;
+	}
+	a->ip = NULL;
+	for (size_t i = 0; !err && i < nuni; i++)
+		err = mark_used(a, &a->data, uni[i].start, uni[i].len,
+				"shared data or reflink metadata");
+	free(uni);
+	return err;
+}
+
 int fsck_run(struct ref_fs *fs)
 {
 	struct audit a = {
@@ -316,17 +351,27 @@ int fsck_run(struct ref_fs *fs)
 			  .first = fs->data, .end = fs->total },
 		.rt = { .device = "realtime device", .unit = "rt block",
 			.first = 0, .end = fs->rtblocks },
+		.shared = { .device = "data region", .unit = "block",
+			    .first = fs->data, .end = fs->total },
 	};
 	int err = 0;
 
 	for (uint32_t i = 0; i < fs->ninodes && !err; i++)
 		err = audit_file(&a, &fs->inodes[i]);
+	if (!err && fs->rl)
+		err = audit_shared(&a);
 	if (!err)
 		err = check_bitmap(&a, &a.data, alloc_check);
 	if (!err)
 		err = check_bitmap(&a, &a.rt, alloc_check_rt);
+	if (!err && fs->zoned) { /* zones agree with the rt bitmap */
+		err = zoned_check(fs);
+		a.bad |= err == -EFSCORRUPTED;
+		err = err == -EFSCORRUPTED ? 0 : err;
+	}
 	free(a.data.v);
 	free(a.rt.v);
+	free(a.shared.v);
 	if (err)
 		return err;
 	return a.bad ? -EFSCORRUPTED : 0;
@@ -343,6 +388,8 @@ int ref_audit(struct ref_fs *fs, ref_msg_fn msg, void *arg)
 	fs->msg = msg;
 	fs->msg_arg = arg;
 	err = fsck_run(fs);
+	if (!err)
+		err = pcache_audit(fs); /* the page cache's index and pages */
 	fs->msg = saved;
 	fs->msg_arg = saved_arg;
 	fs->ctr = saved_ctr;

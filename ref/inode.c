@@ -112,6 +112,8 @@ int inode_decode(struct ref_fs *fs, uint64_t ino, const uint8_t *slot,
 		why = "unknown inode flags";
 	else if ((ip->flags & REF_IF_REALTIME) && !fs->rtblocks)
 		why = "realtime file on a filesystem without a realtime device";
+	else if ((ip->flags & REF_IF_REALTIME) && (ip->flags & REF_IF_JDATA))
+		why = "journal-data flag on a realtime file";
 	else if ((ip->root.blk == 0) != (ip->root.levels == 0))
 		why = "B+tree root and height disagree";
 	else if (ip->root.levels > BT_MAX_LEVELS)
@@ -299,17 +301,24 @@ int ref_unlink(struct ref_fs *fs, const char *name)
  * Change user-visible inode flags.  The realtime flag moves a file's data
  * to another device, so, as XFS requires, it changes only while the file
  * has no blocks at all (-EINVAL otherwise, and without a realtime device).
+ * The journal-data flag changes at any time, after a journal flush (as
+ * ext4 does): the file's logged data is then home and out of the cache,
+ * so neither twin of the forget path (forget.c) can miss a copy made
+ * under the old mode.  The two flags exclude each other.
  */
 int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 		  uint32_t clear)
 {
+	const uint32_t user = REF_FLAG_REALTIME | REF_FLAG_JOURNAL_DATA |
+			      REF_FLAG_COW;
 	struct ref_inode *ip;
 	uint32_t nflags;
 	int err = inode_get(fs, ino, &ip);
 
 	if (err)
 		return err;
-	if ((set | clear) & ~REF_FLAG_REALTIME)
+	if (((set | clear) & ~user) ||
+	    ((set & REF_FLAG_COW) && !fs->rl)) /* COW needs reflink */
 		return -EOPNOTSUPP;
 	if (set & clear)
 		return -EINVAL;
@@ -318,9 +327,17 @@ int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 	nflags = (ip->flags | set) & ~clear;
 	if (nflags == ip->flags)
 		return 0;
-	if (((nflags & REF_IF_REALTIME) && !fs->rtdev) || ip->nblocks ||
-	    ip->nextents)
+	if ((nflags & REF_IF_REALTIME) && (nflags & REF_IF_JDATA))
 		return -EINVAL;
+	if (((nflags ^ ip->flags) & REF_IF_REALTIME) &&
+	    (((nflags & REF_IF_REALTIME) && !fs->rtdev) || ip->nblocks ||
+	     ip->nextents))
+		return -EINVAL;
+	if ((nflags ^ ip->flags) & REF_IF_JDATA) {
+		err = journal_flush(fs);
+		if (err)
+			return err;
+	}
 	ip->flags = nflags;
 	err = inode_log(fs, ip);
 	return err ? err : tx_maybe_roll(fs);

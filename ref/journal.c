@@ -1,20 +1,34 @@
 /*
- * journal.c - the metadata write-ahead log: commit, checkpoint, recovery.
+ * journal.c - the write-ahead log: commit, revoke, checkpoint, recovery.
  *
  * The log is a linear area of J blocks after the journal header.  Each
  * commit appends one transaction:
  *
- *   pos:  h        h+1 .. h+n1     h+n1+1 ...          last
- *        +--------+--------------+--------+--------+  +--------+
- *        | desc   | n1 images    | desc   | images |..| commit |
- *        | seq s  | (full blocks)| seq s  |        |  | seq s  |
- *        +--------+--------------+--------+--------+  +--------+
+ *   pos:  h        h+1 .. h+n1     h+n1+1 ...                   last
+ *        +--------+--------------+--------+--------+  +--------+--------+
+ *        | desc   | n1 images    | desc   | images |..| revoke | commit |
+ *        | seq s  | (full blocks)| seq s  |        |  | seq s  | seq s  |
+ *        +--------+--------------+--------+--------+  +--------+--------+
  *
- * A descriptor lists the home block numbers of the images that follow it;
- * the commit block carries the transaction's block count and a CRC over
- * its descriptors and the checksums of its images (each image carries its
- * own), so a torn transaction is recognised and ignored at replay.  The header records the sequence number expected at
- * log position 0.
+ * A descriptor lists the home block numbers of the images that follow it
+ * (bit 63 set: a file data image, which has no block header); revoke
+ * blocks list blocks freed in this transaction whose older images the log
+ * still holds.  The commit block carries the transaction's block count
+ * and a CRC over its descriptors, its revoke blocks and the checksums of
+ * its images (each metadata image carries its own; a data image's is
+ * computed), so a torn transaction is recognised and ignored at replay.
+ * The header records the sequence number expected at log position 0.
+ *
+ * Replay takes two passes, as jbd2's does: the first finds the committed
+ * transactions and collects every revoke with the latest sequence that
+ * revoked it; the second installs each image unless its block was revoked
+ * by a transaction at or after its own.  So a block freed (and revoked),
+ * reused as file data written in place, and never logged again keeps its
+ * new contents: no older logged copy is written over it.
+ *
+ *   txn 5: image of B    txn 7: revoke B    (B reused as data)    crash
+ *   replay: B's image from txn 5 is skipped, 5 <= 7
+ *   txn 9: image of B again (reused as metadata): installed, 9 > 7
  *
  * Policy, chosen so no buffer ever needs a frozen copy:
  *   - buffers are written in place only at checkpoint, which happens right
@@ -25,17 +39,60 @@
  *   - the running transaction is kept below J/4 blocks by rolling it
  *     (tx_maybe_roll) at safe points, and a checkpoint is taken whenever
  *     less than J/2 blocks remain, so a commit always fits.
- * File data is written to the device before the commit that maps it: a
- * flush of the data and realtime devices precedes every commit block
- * (ordered mode), and makes the transaction's log blocks durable too.
+ * File data (ref.h's data modes): in ordered mode it is written to the
+ * device before the commit that maps it, as a flush of the data and
+ * realtime devices precedes every commit block (and makes the
+ * transaction's log blocks durable too); in journal mode it is logged in
+ * raw buffers (jdata.c) like metadata; in writeback mode only a commit
+ * for fsync/sync flushes first, the others write their log blocks FUA.
  */
 #include "ref/ref_internal.h"
 
 #include <stdlib.h>
 
+#define JD_RAW (1ull << 63) /* descriptor target: a file data image */
+
+/* Targets per descriptor, and blocks per revoke block (same layout). */
 static uint32_t desc_capacity(const struct ref_fs *fs)
 {
 	return (fs->bs - JD_TARGETS) / 8;
+}
+
+/* The checksum a commit chains for one image. */
+static uint32_t image_crc(const struct ref_fs *fs, const uint8_t *img, bool raw)
+{
+	return raw ? crc32c(0, img, fs->bs) : get32(img + BLKHDR_CRC);
+}
+
+/* Make room for element n of the array *p of *cap elements of elem bytes. */
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *np;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * Record that freed block blkno has a copy in the log: the running
+ * transaction's commit will carry a revoke record for it.
+ */
+int journal_revoke(struct ref_fs *fs, uint64_t blkno)
+{
+	int err = grow((void **)&fs->revoke, &fs->revcap, fs->nrevoke,
+		       sizeof(*fs->revoke));
+
+	if (!err)
+		fs->revoke[fs->nrevoke++] = blkno;
+	return err;
 }
 
 size_t tx_roll_limit(const struct ref_fs *fs)
@@ -47,8 +104,7 @@ static int log_write(struct ref_fs *fs, uint32_t pos, const void *data,
 		     unsigned flags)
 {
 	fs->ctr.journal_blocks_written++;
-	return hw_write(fs->dev, (fs->jstart + pos) << fs->bshift, data, fs->bs,
-			HW_META | flags);
+	return meta_write(fs, fs->jstart + pos, data, flags & HW_FUA);
 }
 
 static int write_jhdr(struct ref_fs *fs, uint64_t seq)
@@ -59,8 +115,7 @@ static int write_jhdr(struct ref_fs *fs, uint64_t seq)
 	blk_init(b, MAGIC_JHDR, 1, 0);
 	put64(b + JH_SEQ, seq);
 	blk_set_crc(b, blk_crc_span(fs, b));
-	return hw_write(fs->dev, (uint64_t)1 << fs->bshift, b, fs->bs,
-			HW_META | HW_FUA);
+	return meta_write(fs, 1, b, true);
 }
 
 int journal_checkpoint(struct ref_fs *fs)
@@ -69,14 +124,14 @@ int journal_checkpoint(struct ref_fs *fs)
 
 	if (fs->rdonly)
 		return 0;
-	if (fs->ntx)
+	if (fs->ntx || fs->nrevoke)
 		return -EINVAL; /* callers commit first; see the policy above */
 	for (size_t i = 0; i < fs->nckpt; i++) {
 		err = buf_write_inplace(fs, fs->ckpt[i]);
 		if (err)
 			return err;
 	}
-	err = hw_flush(fs->dev);
+	err = meta_barrier(fs); /* flush, or persist on pmem (devio.c) */
 	if (err)
 		return err;
 	err = write_jhdr(fs, fs->jseq);
@@ -87,37 +142,89 @@ int journal_checkpoint(struct ref_fs *fs)
 	fs->nckpt = 0;
 	fs->jhead = 0;
 	fs->ctr.checkpoints++;
-	alloc_release_busy(fs, true);
 	return 0;
+}
+
+/*
+ * Commit and checkpoint: nothing of the past is left in the log, every
+ * buffer is clean, and file data buffers leave the cache (ext4 flushes
+ * its journal like this before a file's journal-data flag changes).
+ */
+int journal_flush(struct ref_fs *fs)
+{
+	int err = tx_commit(fs);
+
+	if (!err)
+		err = journal_checkpoint(fs);
+	if (!err)
+		bcache_drop_raw(fs);
+	return err;
 }
 
 static int flush_devices(struct ref_fs *fs)
 {
-	int err = hw_flush(fs->dev);
+	int err = meta_barrier(fs);
 
 	if (!err && fs->rtdev)
 		err = hw_flush(fs->rtdev);
 	return err;
 }
 
-int tx_commit(struct ref_fs *fs)
+/* Write the revoke blocks of the running transaction from pos on. */
+static int write_revokes(struct ref_fs *fs, uint32_t *pos, uint32_t *dcrc,
+			 unsigned flags)
 {
-	uint32_t dcap = desc_capacity(fs), pos, ndesc, need;
+	uint32_t dcap = desc_capacity(fs);
+	uint8_t *d = fs->scratch;
+
+	for (size_t i = 0; i < fs->nrevoke; i += dcap) {
+		size_t n = fs->nrevoke - i < dcap ? fs->nrevoke - i : dcap;
+		int err;
+
+		memset(d, 0, fs->bs);
+		blk_init(d, MAGIC_JREVOKE, fs->jstart + *pos, fs->jseq);
+		put32(d + JD_COUNT, (uint32_t)n);
+		for (size_t k = 0; k < n; k++)
+			put64(d + JD_TARGETS + 8 * k, fs->revoke[i + k]);
+		blk_set_crc(d, fs->bs);
+		*dcrc = crc32c(*dcrc, d, fs->bs);
+		err = log_write(fs, (*pos)++, d, flags);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Commit the running transaction.  sync: the caller wants file data
+ * durable too (fsync, sync, unmount, freeing space); only data=writeback
+ * tells the two apart.  In ordered and journal mode every commit is
+ * preceded by one flush of the data devices, which orders file data
+ * before the commit and makes the log blocks durable.  A writeback
+ * commit that is not sync writes its log blocks FUA and flushes nothing:
+ * file data written before it may still be lost at a cut (see ref.h).
+ */
+static int commit(struct ref_fs *fs, bool sync)
+{
+	uint32_t dcap = desc_capacity(fs), pos, ndesc, nrev, need;
 	uint32_t dcrc = 0;
 	uint8_t *d = fs->scratch;
+	bool lazy = !sync && fs->data_mode == REF_DATA_WRITEBACK;
+	unsigned lflags = lazy ? HW_FUA : 0;
 	int err;
 
 	if (fs->rdonly)
 		return 0;
-	if (fs->ntx == 0) {
+	if (fs->ntx == 0 && fs->nrevoke == 0) {
 		/* nothing to log: fsync still makes the data durable */
-		err = flush_devices(fs);
+		err = lazy ? 0 : flush_devices(fs);
 		if (!err)
-			alloc_release_busy(fs, false);
+			alloc_release_busy(fs);
 		return err;
 	}
 	ndesc = (uint32_t)((fs->ntx + dcap - 1) / dcap);
-	need = ndesc + (uint32_t)fs->ntx + 1;
+	nrev = (uint32_t)((fs->nrevoke + dcap - 1) / dcap);
+	need = ndesc + (uint32_t)fs->ntx + nrev + 1;
 	if (need > fs->jlen - fs->jhead) {
 		ref_report(fs, "transaction of %u blocks does not fit the log "
 			   "(%u of %u free)", need, fs->jlen - fs->jhead, fs->jlen);
@@ -131,32 +238,41 @@ int tx_commit(struct ref_fs *fs)
 		blk_init(d, MAGIC_JDESC, fs->jstart + pos, fs->jseq);
 		put32(d + JD_COUNT, (uint32_t)n);
 		for (size_t k = 0; k < n; k++)
-			put64(d + JD_TARGETS + 8 * k, fs->tx[i + k]->blkno);
+			put64(d + JD_TARGETS + 8 * k, fs->tx[i + k]->blkno |
+			      (fs->tx[i + k]->raw ? JD_RAW : 0));
 		blk_set_crc(d, fs->bs);
 		dcrc = crc32c(dcrc, d, fs->bs);
-		err = log_write(fs, pos++, d, 0);
+		err = log_write(fs, pos++, d, lflags);
 		if (err)
 			return err;
 		for (size_t k = 0; k < n; k++) {
 			struct rbuf *b = fs->tx[i + k];
+			uint32_t c;
 
 			/* Each image is checksummed once; the commit chains
 			 * those checksums (replay verifies every image too). */
-			blk_set_crc(b->data, blk_crc_span(fs, b->data));
-			dcrc = crc32c(dcrc, b->data + BLKHDR_CRC, 4);
-			err = log_write(fs, pos++, b->data, 0);
+			if (!b->raw)
+				blk_set_crc(b->data, blk_crc_span(fs, b->data));
+			else
+				fs->ctr.data_blocks_logged++;
+			c = image_crc(fs, b->data, b->raw);
+			dcrc = crc32c(dcrc, &c, 4);
+			err = log_write(fs, pos++, b->data, lflags);
 			if (err)
 				return err;
 		}
 	}
+	err = write_revokes(fs, &pos, &dcrc, lflags);
+	if (err)
+		return err;
 	/*
 	 * One flush before the commit block makes durable both the data
 	 * written so far, on either device (ordered mode), and this
 	 * transaction's log blocks: a commit block may only follow what it
 	 * vouches for (an FUA write makes itself durable, not what came
-	 * before it).
+	 * before it).  A lazy writeback commit wrote each log block FUA.
 	 */
-	err = flush_devices(fs);
+	err = lazy ? 0 : flush_devices(fs);
 	if (err)
 		return err;
 	memset(d, 0, fs->bs);
@@ -174,57 +290,57 @@ int tx_commit(struct ref_fs *fs)
 			return err;
 	}
 	fs->ntx = 0;
+	fs->ctr.revokes += fs->nrevoke;
+	fs->nrevoke = 0;
 	fs->jhead = pos;
 	fs->jseq++;
 	fs->ctr.tx_commits++;
-	alloc_release_busy(fs, false);
+	alloc_release_busy(fs);
 	if (fs->jlen - fs->jhead < fs->jlen / 2)
 		return journal_checkpoint(fs);
 	return 0;
 }
 
+int tx_commit(struct ref_fs *fs)
+{
+	return commit(fs, true);
+}
+
 /*
  * At a safe point inside or between operations: commit when the running
- * transaction is large, or when freed-but-busy blocks crowd the free
- * space (a commit frees data, a checkpoint metadata).
+ * transaction is large (its images and revoke records), or when
+ * freed-but-busy blocks crowd the free space (a commit frees them all).
  */
 int tx_maybe_roll(struct ref_fs *fs)
 {
-	int err;
+	size_t rev = (fs->nrevoke + desc_capacity(fs) - 1) / desc_capacity(fs);
 
-	if (fs->ntx < tx_roll_limit(fs) && !alloc_busy_pressure(fs))
+	if (fs->ntx + rev < tx_roll_limit(fs) && !alloc_busy_pressure(fs))
 		return 0;
 	fs->ctr.tx_rolls++;
-	err = tx_commit(fs);
-	if (!err && alloc_busy_pressure(fs))
-		err = journal_checkpoint(fs);
-	return err;
+	return commit(fs, false);
 }
 
 /* ---- recovery ---- */
 
+/* One parsed transaction. */
 struct replay {
 	uint64_t *targets;  /* home blocks of this transaction's images */
 	uint32_t *logpos;   /* where each image sits in the log          */
 	size_t n, cap;
+	uint64_t *revoked;  /* blocks this transaction revokes           */
+	size_t nrev, revcap;
 };
 
 static int replay_push(struct replay *r, uint64_t target, uint32_t pos)
 {
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 64;
-		uint64_t *t = realloc(r->targets, ncap * sizeof(*t));
-		uint32_t *p;
+	size_t cap = r->cap;
+	int err = grow((void **)&r->targets, &cap, r->n, sizeof(*r->targets));
 
-		if (!t)
-			return -ENOMEM;
-		r->targets = t;
-		p = realloc(r->logpos, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->logpos = p;
-		r->cap = ncap;
-	}
+	if (!err)
+		err = grow((void **)&r->logpos, &r->cap, r->n, sizeof(*r->logpos));
+	if (err)
+		return err;
 	r->targets[r->n] = target;
 	r->logpos[r->n] = pos;
 	r->n++;
@@ -238,14 +354,41 @@ static int log_read(struct ref_fs *fs, uint32_t pos, void *buf)
 
 static bool target_ok(const struct ref_fs *fs, uint64_t t)
 {
-	/* Logged blocks are the superblock or live past the log. */
+	/* Logged blocks are the superblock or live past the log; file data
+	 * lives in the data region. */
+	if (t & JD_RAW)
+		return (t & ~JD_RAW) >= fs->data && (t & ~JD_RAW) < fs->total;
 	return t == 0 || (t >= fs->itab && t < fs->total);
 }
 
+/* Verify the images of the descriptor in blk (count of them, at pos+1..)
+ * and chain their checksums; 1 intact, 0 not, -errno. */
+static int check_images(struct ref_fs *fs, struct replay *r, uint32_t pos,
+			uint32_t count, uint32_t *dcrc)
+{
+	for (uint32_t k = 0; k < count; k++) {
+		uint64_t t = r->targets[r->n - count + k];
+		uint8_t *img = fs->scratch;
+		uint32_t c;
+		int err = log_read(fs, pos + 1 + k, img);
+
+		if (err)
+			return err;
+		if (!(t & JD_RAW) &&
+		    blk_verify_full(img, blk_crc_span(fs, img), fs->bs,
+				    get32(img + BLKHDR_MAGIC), t))
+			return 0;
+		c = image_crc(fs, img, t & JD_RAW);
+		*dcrc = crc32c(*dcrc, &c, 4);
+	}
+	return 1;
+}
+
 /*
- * Parse the transaction with sequence seq starting at pos.  Returns 1 and
- * the next position when it is complete and intact, 0 when the log ends
- * here (nothing, a torn or stale transaction), -errno on I/O failure.
+ * Parse the transaction with sequence seq starting at pos: its images'
+ * targets into r->targets, its revoked blocks into r->revoked.  Returns 1
+ * and the next position when it is complete and intact, 0 when the log
+ * ends here (nothing, a torn or stale transaction), -errno on I/O failure.
  */
 static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 		     struct replay *r, uint32_t *next, uint8_t *blk)
@@ -253,9 +396,9 @@ static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 	uint32_t dcap = desc_capacity(fs), dcrc = 0, start = pos;
 	int err;
 
-	r->n = 0;
+	r->n = r->nrev = 0;
 	for (;;) {
-		uint32_t count;
+		uint32_t count, magic;
 
 		if (pos >= fs->jlen)
 			return 0;
@@ -264,14 +407,30 @@ static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 			return err;
 		if (get64(blk + BLKHDR_OWNER) != seq)
 			return 0;
-		if (get32(blk + BLKHDR_MAGIC) == MAGIC_JCOMMIT)
+		magic = get32(blk + BLKHDR_MAGIC);
+		if (magic == MAGIC_JCOMMIT)
 			break;
-		if (blk_verify(blk, fs->bs, MAGIC_JDESC, fs->jstart + pos))
+		if (magic != MAGIC_JDESC && magic != MAGIC_JREVOKE)
+			return 0;
+		if (blk_verify(blk, fs->bs, magic, fs->jstart + pos))
 			return 0;
 		count = get32(blk + JD_COUNT);
-		if (count == 0 || count > dcap || pos + 1 + count >= fs->jlen)
+		if (count == 0 || count > dcap || pos + 1 + count > fs->jlen)
 			return 0;
 		dcrc = crc32c(dcrc, blk, fs->bs);
+		if (magic == MAGIC_JREVOKE) {
+			for (uint32_t k = 0; k < count; k++) {
+				err = grow((void **)&r->revoked, &r->revcap,
+					   r->nrev, sizeof(*r->revoked));
+				if (err)
+					return err;
+				r->revoked[r->nrev++] = get64(blk + JD_TARGETS + 8 * k);
+			}
+			pos++;
+			continue;
+		}
+		if (pos + 1 + count >= fs->jlen)
+			return 0;
 		for (uint32_t k = 0; k < count; k++) {
 			err = replay_push(r, get64(blk + JD_TARGETS + 8 * k),
 					  pos + 1 + k);
@@ -280,24 +439,15 @@ static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 		}
 		/* Every image must be intact (a torn one ends the log here),
 		 * and the chain of their checksums must match the commit's. */
-		for (uint32_t k = 0; k < count; k++) {
-			uint8_t *img = fs->scratch;
-
-			err = log_read(fs, pos + 1 + k, img);
-			if (err)
-				return err;
-			if (blk_verify_full(img, blk_crc_span(fs, img), fs->bs,
-					    get32(img + BLKHDR_MAGIC),
-					    r->targets[r->n - count + k]))
-				return 0;
-			dcrc = crc32c(dcrc, img + BLKHDR_CRC, 4);
-		}
+		err = check_images(fs, r, pos, count, &dcrc);
+		if (err <= 0)
+			return err;
 		pos += 1 + count;
 	}
 	if (blk_verify(blk, fs->bs, MAGIC_JCOMMIT, fs->jstart + pos))
 		return 0;
 	if (get32(blk + JC_NBLOCKS) != pos - start ||
-	    get32(blk + JC_DATACRC) != dcrc || r->n == 0)
+	    get32(blk + JC_DATACRC) != dcrc || (r->n == 0 && r->nrev == 0))
 		return 0;
 	*next = pos + 1;
 	return 1;
@@ -306,17 +456,27 @@ static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 /* Install one replayed image in the cache as a logged (pinned) buffer. */
 static int replay_image(struct ref_fs *fs, uint64_t target, const uint8_t *img)
 {
-	struct rbuf *b;
+	uint64_t blk = target & ~JD_RAW;
+	struct rbuf *b, *old;
+	bool logged;
 	int err;
 
 	if (!target_ok(fs, target) ||
-	    blk_verify_full(img, blk_crc_span(fs, img), fs->bs,
-			    get32(img + BLKHDR_MAGIC), target)) {
+	    (!(target & JD_RAW) &&
+	     blk_verify_full(img, blk_crc_span(fs, img), fs->bs,
+			     get32(img + BLKHDR_MAGIC), target))) {
 		ref_report(fs, "journal: image for block %llu in a committed "
-			   "transaction is damaged", (unsigned long long)target);
+			   "transaction is damaged", (unsigned long long)blk);
 		return -EFSCORRUPTED;
 	}
-	err = buf_get_new(fs, target, &b);
+	/* A block logged as metadata in one transaction and as file data
+	 * in a later one (or the reverse): the later image replaces the
+	 * earlier one's buffer. */
+	old = buf_find(fs, blk);
+	if (old && old->raw != !!(target & JD_RAW))
+		buf_forget(fs, blk, &logged);
+	err = (target & JD_RAW) ? buf_get_raw(fs, blk, false, &b) :
+				  buf_get_new(fs, blk, &b);
 	if (err)
 		return err;
 	memcpy(b->data, img, fs->bs);
@@ -325,57 +485,161 @@ static int replay_image(struct ref_fs *fs, uint64_t target, const uint8_t *img)
 	return err;
 }
 
-int journal_recover(struct ref_fs *fs, bool norecovery)
-{
-	struct replay r = { 0 };
-	struct rbuf *jh;
-	uint8_t *blk = NULL;
-	uint64_t seq;
-	uint32_t pos = 0, next = 0;
-	int err, got;
+/* The revoke table: (block, latest revoking sequence), sorted by block. */
+struct rev { uint64_t blk, seq; };
+struct revtab {
+	struct rev *v;
+	size_t n, cap;
+};
 
-	err = buf_read(fs, 1, MAGIC_JHDR, &jh);
-	if (err)
-		return err;
-	seq = get64(jh->data + JH_SEQ);
-	buf_put(fs, jh);
-	buf_forget(fs, 1);
-	blk = malloc(fs->bs);
-	if (!blk)
-		return -ENOMEM;
-	fs->jseq = seq;
-	for (;;) {
-		got = parse_txn(fs, fs->jseq, pos, &r, &next, blk);
-		if (got < 0) {
-			err = got;
-			goto out;
+static int rev_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rev *)a)->blk, y = ((const struct rev *)b)->blk;
+
+	return x < y ? -1 : x > y;
+}
+
+static int revtab_add(struct revtab *t, const uint64_t *blks, size_t n,
+		      uint64_t seq)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v));
+
+		if (err)
+			return err;
+		t->v[t->n].blk = blks[i];
+		t->v[t->n].seq = seq;
+		t->n++;
+	}
+	return 0;
+}
+
+/* Sort by block and keep one entry per block, its latest sequence. */
+static void revtab_finish(struct revtab *t)
+{
+	size_t k = 0;
+
+	if (t->n == 0)
+		return;
+	qsort(t->v, t->n, sizeof(*t->v), rev_cmp);
+	for (size_t i = 0; i < t->n; i++) {
+		if (k && t->v[k - 1].blk == t->v[i].blk) {
+			if (t->v[i].seq > t->v[k - 1].seq)
+				t->v[k - 1].seq = t->v[i].seq;
+			continue;
 		}
-		if (got == 0)
-			break;
-		if (norecovery) {
-			ref_report(fs, "journal holds committed transactions and "
-				   "recovery is disabled");
-			err = -EROFS;
-			goto out;
+		t->v[k++] = t->v[i];
+	}
+	t->n = k;
+}
+
+/* Was blk revoked by a transaction at or after seq? */
+static bool revoked(const struct revtab *t, uint64_t blk, uint64_t seq)
+{
+	struct rev key = { blk, 0 };
+	const struct rev *hit = t->n ? bsearch(&key, t->v, t->n, sizeof(*t->v),
+					       rev_cmp) : NULL;
+
+	return hit && hit->seq >= seq;
+}
+
+/*
+ * Pass one: the committed transactions from the header's sequence on, and
+ * their revokes.  *ntx is how many there are.
+ */
+static int scan_log(struct ref_fs *fs, struct replay *r, struct revtab *rt,
+		    uint8_t *blk, uint64_t *ntx)
+{
+	uint32_t pos = 0, next = 0;
+
+	for (*ntx = 0;; (*ntx)++) {
+		int got = parse_txn(fs, fs->jseq + *ntx, pos, r, &next, blk);
+
+		if (got <= 0)
+			return got;
+		if (revtab_add(rt, r->revoked, r->nrev, fs->jseq + *ntx))
+			return -ENOMEM;
+		pos = next;
+	}
+}
+
+/* Pass two: install every image no later transaction revoked. */
+static int replay_log(struct ref_fs *fs, struct replay *r,
+		      const struct revtab *rt, uint8_t *blk, uint64_t ntx)
+{
+	uint32_t pos = 0, next = 0;
+
+	for (uint64_t t = 0; t < ntx; t++) {
+		int got = parse_txn(fs, fs->jseq, pos, r, &next, blk);
+
+		if (got < 0)
+			return got;
+		if (got == 0) {
+			ref_report(fs, "journal: transaction %llu changed "
+				   "between the two replay passes",
+				   (unsigned long long)fs->jseq);
+			return -EIO;
 		}
-		for (size_t i = 0; i < r.n; i++) {
-			err = log_read(fs, r.logpos[i], blk);
+		for (size_t i = 0; i < r->n; i++) {
+			int err;
+
+			if (revoked(rt, r->targets[i] & ~JD_RAW, fs->jseq)) {
+				fs->ctr.replay_revoked++;
+				continue;
+			}
+			err = log_read(fs, r->logpos[i], blk);
+			if (!err)
+				err = replay_image(fs, r->targets[i], blk);
 			if (err)
-				goto out;
-			err = replay_image(fs, r.targets[i], blk);
-			if (err)
-				goto out;
+				return err;
 		}
 		fs->ctr.recovered_txns++;
 		fs->jseq++;
 		pos = next;
 	}
-	/* A read-only mount keeps replayed images in memory, never at home. */
+	return 0;
+}
+
+int journal_recover(struct ref_fs *fs, bool norecovery)
+{
+	struct replay r = { 0 };
+	struct revtab rt = { 0 };
+	struct rbuf *jh;
+	bool logged;
+	uint8_t *blk = NULL;
+	uint64_t ntx = 0;
+	int err;
+
+	err = buf_read(fs, 1, MAGIC_JHDR, &jh);
+	if (err)
+		return err;
+	fs->jseq = get64(jh->data + JH_SEQ);
+	buf_put(fs, jh);
+	buf_forget(fs, 1, &logged);
+	blk = malloc(fs->bs);
+	if (!blk)
+		return -ENOMEM;
+	err = scan_log(fs, &r, &rt, blk, &ntx);
+	if (!err && ntx && norecovery) {
+		ref_report(fs, "journal holds committed transactions and "
+			   "recovery is disabled");
+		err = -EROFS;
+	}
+	if (!err) {
+		revtab_finish(&rt);
+		err = replay_log(fs, &r, &rt, blk, ntx);
+	}
+	/* A read-only mount keeps replayed images in memory, never at home;
+	 * a writable one writes them home and drops the file data ones. */
 	fs->jhead = 0;
-	err = fs->ctr.recovered_txns ? journal_checkpoint(fs) : 0;
-out:
+	if (!err && fs->ctr.recovered_txns)
+		err = journal_checkpoint(fs);
+	if (!err && !fs->rdonly)
+		bcache_drop_raw(fs);
 	free(r.targets);
 	free(r.logpos);
+	free(r.revoked);
+	free(rt.v);
 	free(blk);
 	return err;
 }

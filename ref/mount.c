@@ -7,6 +7,8 @@
  * superblock is a clear error rather than a wild read.
  */
 #include "ref/ref_internal.h"
+#include "ref/pcache.h"
+#include "ref/reflink.h"
 
 #include <stdlib.h>
 
@@ -147,6 +149,9 @@ static int set_clean(struct ref_fs *fs, uint32_t clean);
 
 static void fs_free(struct ref_fs *fs)
 {
+	pcache_unmount(fs); /* dirty pages are lost: a cut, or written */
+	reflink_unmount(fs);
+	zoned_unmount(fs);
 	inode_unmount(fs);
 	alloc_unmount(fs);
 	bcache_destroy(fs);
@@ -170,8 +175,14 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	fs->rdonly = opts && (opts->flags & REF_MOUNT_RDONLY);
 	fs->naive = opts ? opts->naive & REF_PATHS_ALL : 0;
 	fs->fallback = opts ? opts->fallback & REF_PATHS_ALL : 0;
+	fs->data_mode = opts ? opts->data_mode : REF_DATA_ORDERED;
 	fs->msg = opts ? opts->msg : NULL;
 	fs->msg_arg = opts ? opts->msg_arg : NULL;
+	if (fs->data_mode >= REF_DATA_MODES) {
+		ref_report(fs, "unknown data mode %u", fs->data_mode);
+		err = -EINVAL;
+		goto fail;
+	}
 	if (hw_size(dev) < 4096) {
 		ref_report(fs, "device %s is too small to hold a filesystem",
 			   hw_spec(dev));
@@ -219,6 +230,18 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	if (err)
 		goto fail;
 	err = inode_mount(fs);
+	if (err)
+		goto fail;
+	err = reflink_mount(fs); /* shared blocks: the tree roots */
+	if (err)
+		goto fail;
+	err = zoned_mount(fs); /* zone state from the device + rt bitmap */
+	if (err)
+		goto fail;
+	/* pagecache: 0 = the default, REF_PAGECACHE_OFF = none */
+	err = pcache_mount(fs, !opts || !opts->pagecache ? PC_DEFAULT_PAGES :
+			   opts->pagecache == REF_PAGECACHE_OFF ? 0 :
+			   opts->pagecache);
 	if (err)
 		goto fail;
 	err = mount_state(fs);
@@ -274,6 +297,8 @@ static int mount_state(struct ref_fs *fs)
 	if (fs->rdonly)
 		return 0;
 	err = inode_finish_orphans(fs);
+	if (!err) /* COW staging a cut left behind */
+		err = reflink_recover(fs);
 	if (!err && fs->unclean)
 		err = file_zero_eof_tails(fs);
 	if (!err && clean)
@@ -288,7 +313,11 @@ int ref_unmount(struct ref_fs *fs)
 	int err = 0;
 
 	if (!fs->rdonly) {
-		err = set_clean(fs, 1);
+		err = pcache_writeback(fs, NULL);
+		if (!err) /* unused COW preallocations */
+			err = reflink_unmount_flush(fs);
+		if (!err)
+			err = set_clean(fs, 1);
 		if (!err)
 			err = tx_commit(fs);
 		if (!err)

@@ -36,10 +36,12 @@ static inline void put64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 #define MAGIC_JHDR    0x46534f4au /* 'FSOJ' journal header              */
 #define MAGIC_JDESC   0x46534f44u /* 'FSOD' journal descriptor          */
 #define MAGIC_JCOMMIT 0x46534f43u /* 'FSOC' journal commit              */
+#define MAGIC_JREVOKE 0x46534f56u /* 'FSOV' journal revoke records      */
 #define MAGIC_INODES  0x46534f49u /* 'FSOI' inode table block           */
 #define MAGIC_BITMAP  0x46534f46u /* 'FSOF' free-space bitmap block     */
 #define MAGIC_RTBITMAP 0x46534f52u /* 'FSOR' realtime free-space bitmap */
 #define MAGIC_BMBT    0x46534f42u /* 'FSOB' data-fork extent B+tree     */
 #define MAGIC_REFCBT  0x46534f4bu /* 'FSOK' refcount B+tree            */
+#define MAGIC_COWSBT  0x46534f57u /* 'FSOW' COW staging extent B+tree   */
 
 #endif

@@ -72,9 +72,11 @@ int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 			field = &o->max_extlen;
 		else if (!strcmp(key, "rtextsize"))
 			field = &o->rtextsize;
+		else if (!strcmp(key, "reflink"))
+			field = &o->reflink;
 		else
 			FAIL("mkfs options: unknown option '%s' (bs, maxrecs, "
-			     "inodes, journal, maxext, rtextsize)", key);
+			     "inodes, journal, maxext, rtextsize, reflink)", key);
 		if (num(val, field))
 			FAIL("mkfs options: bad value '%s' for %s", val, key);
 	}
@@ -85,6 +87,8 @@ int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 		FAIL("mkfs options: maxrecs must be at least 4");
 	if (o->max_extlen > DEFAULT_MAX_EXTLEN)
 		FAIL("mkfs options: maxext is at most %u blocks", DEFAULT_MAX_EXTLEN);
+	if (o->reflink > 1)
+		FAIL("mkfs options: reflink is 0 or 1");
 	if (o->journal_blocks && o->journal_blocks < 64)
 		FAIL("mkfs options: journal needs at least 64 blocks");
 	if (o->rtextsize % (o->blocksize ? o->blocksize : 4096))
@@ -168,6 +172,28 @@ void ref_format_paths(uint32_t mask, char *buf, size_t len)
 	}
 }
 
+static const char *const data_mode_names[REF_DATA_MODES] = {
+	[REF_DATA_ORDERED] = "ordered",
+	[REF_DATA_JOURNAL] = "journal",
+	[REF_DATA_WRITEBACK] = "writeback",
+};
+
+const char *ref_data_mode_name(unsigned mode)
+{
+	return mode < REF_DATA_MODES ? data_mode_names[mode] : "?";
+}
+
+static int data_mode_opt(const char *val, uint32_t *mode)
+{
+	for (unsigned m = 0; m < REF_DATA_MODES; m++) {
+		if (!strcmp(val, data_mode_names[m])) {
+			*mode = m;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /*
  * naive=/fallback= take the path names that follow as their list:
  * "naive=rt_truncate,forget,ro" is naive={rt_truncate,forget} and ro.
@@ -212,15 +238,27 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 		else if (!strcmp(key, "cache")) {
 			if (num(val, &o->cache_blocks))
 				FAIL("mount options: bad value '%s' for cache", val);
+		} else if (!strcmp(key, "pagecache")) {
+			if (num(val, &o->pagecache) || o->pagecache == UINT32_MAX)
+				FAIL("mount options: bad value '%s' for pagecache "
+				     "(pages; 0: none)", val);
+			if (!o->pagecache)
+				o->pagecache = REF_PAGECACHE_OFF;
 		} else if (!strcmp(key, "naive")) {
 			if (path_opt(&s, val, &o->naive, err, errlen))
 				return -EINVAL;
 		} else if (!strcmp(key, "fallback")) {
 			if (path_opt(&s, val, &o->fallback, err, errlen))
 				return -EINVAL;
+		} else if (!strcmp(key, "data")) {
+			if (data_mode_opt(val, &o->data_mode))
+				FAIL("mount options: bad value '%s' for data "
+				     "(ordered, journal, writeback)", val);
 		} else
 			FAIL("mount options: unknown option '%s' (ro, norecovery, "
-			     "cache=N, naive=PATHS, fallback=PATHS)", key);
+			     "cache=N, pagecache=N, naive=PATHS, fallback=PATHS, "
+			     "data=MODE)",
+			     key);
 	}
 	return 0;
 }

@@ -48,6 +48,12 @@ struct ref_mkfs_opts {
 	 */
 	struct hw_dev *rtdev;
 	uint32_t rtextsize;      /* bytes; 0 = one block                     */
+	/*
+	 * 1: blocks may be shared between files (clone, dedupe, copy on
+	 * write): a refcount B+tree and a tree of COW staging extents, their
+	 * roots in the superblock.  Not with a realtime device.
+	 */
+	uint32_t reflink;
 };
 
 /*
@@ -77,14 +83,44 @@ int ref_parse_paths(const char *s, uint32_t *mask, char *err, size_t errlen);
 /* Format mask as a '+'-joined list ("none" / "all" when so). */
 void ref_format_paths(uint32_t mask, char *buf, size_t len);
 
+/*
+ * Journal data modes (mount option data=), as ext4 has them:
+ *   ordered    file data reaches the device before the commit that maps
+ *              it (the default): a committed mapping never exposes old
+ *              bytes;
+ *   journal    file data goes through the journal like metadata: logged
+ *              at commit, written home at checkpoint, replayed at mount
+ *              (realtime files excepted: their data is always ordered);
+ *   writeback  commits do not wait for file data: after a crash a
+ *              committed mapping may expose what its blocks held before
+ *              (zeroes, or a freed file's bytes) where the new data had
+ *              not reached the device.  Metadata is as consistent as in
+ *              the other modes, and fsync/fdatasync/sync still make the
+ *              file's data durable before they return.
+ * A file flagged REF_FLAG_JOURNAL_DATA journals its data in any mode.
+ */
+enum ref_data_mode {
+	REF_DATA_ORDERED = 0,
+	REF_DATA_JOURNAL,
+	REF_DATA_WRITEBACK,
+	REF_DATA_MODES
+};
+/* "ordered", "journal", "writeback" */
+const char *ref_data_mode_name(unsigned mode);
+
 #define REF_MOUNT_RDONLY      (1u << 0) /* never write the device          */
 #define REF_MOUNT_NORECOVERY  (1u << 1) /* fail instead of replaying a log */
+#define REF_PAGECACHE_OFF     UINT32_MAX  /* ref_mount_opts.pagecache       */
 
 struct ref_mount_opts {
 	uint32_t flags;           /* REF_MOUNT_*                              */
 	uint32_t cache_blocks;    /* clean metadata buffers kept; 0 = 4096    */
 	uint32_t naive;           /* REF_PATH_* bits taking the naive twin    */
 	uint32_t fallback;        /* REF_PATH_* bits forced to fall back      */
+	uint32_t data_mode;       /* enum ref_data_mode; 0 = ordered          */
+	/* Page-cache capacity in pages: 0 = default (1024), REF_PAGECACHE_OFF
+	 * = none (every read and write goes to the device). */
+	uint32_t pagecache;
 	/* The realtime device the filesystem was made with (NULL = none).
 	 * Mount fails if it is missing, unexpected or of another size. */
 	struct hw_dev *rtdev;
@@ -145,9 +181,42 @@ int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 
 #define REF_MAX_BYTES ((uint64_t)1 << 43)  /* largest file size: 8 TiB */
 
+/*
+ * Shared blocks (a filesystem made with reflink; else -EOPNOTSUPP, and
+ * for realtime files).  The rules are FICLONERANGE's: block-aligned
+ * offsets; len 0 means "to the source's EOF"; a length that is not a
+ * multiple of the block size must end at the source's EOF and reach or
+ * pass the destination's; ranges inside one file must not overlap
+ * (-EINVAL).  Clone maps the source's written blocks into dst (holes and
+ * unwritten blocks of the source become holes), growing dst to doff+len
+ * when that is past its size; it returns 0.  Dedupe shares the range only
+ * if both read the same bytes (both ranges inside their files) and
+ * returns the bytes it shared (0: they differ).
+ */
+int ref_clone_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
+		    uint64_t src, uint64_t soff, uint64_t len);
+int64_t ref_dedupe_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
+			 uint64_t src, uint64_t soff, uint64_t len);
+/* The refcount tree's records in block order: blocks [start, start+len)
+ * have count (>= 2) owners.  -EOPNOTSUPP without reflink. */
+typedef int (*ref_refcount_fn)(void *arg, uint64_t start, uint64_t len,
+			       uint32_t count);
+int ref_refcount_walk(struct ref_fs *fs, ref_refcount_fn fn, void *arg);
+
 int ref_fsync(struct ref_fs *fs, uint64_t ino);
 int ref_fdatasync(struct ref_fs *fs, uint64_t ino);
 int ref_sync(struct ref_fs *fs);
+
+/*
+ * The page cache.  Reads fill it; overwrites of written blocks of files
+ * that do not journal their data only dirty it (fsync, sync, unmount and
+ * eviction write them; a crash loses them).  ref_writeback writes the
+ * dirty pages of ino (0: of every file) without committing anything;
+ * ref_drop_caches evicts every clean page, leaving shadow entries.  Both
+ * are no-ops without a page cache.
+ */
+int ref_writeback(struct ref_fs *fs, uint64_t ino);
+int ref_drop_caches(struct ref_fs *fs);
 
 /*
  * Inode flags a user may change.  A realtime file keeps its data on the
@@ -158,6 +227,21 @@ int ref_sync(struct ref_fs *fs);
  * realtime device; other bits are -EOPNOTSUPP.
  */
 #define REF_FLAG_REALTIME (1u << 2)
+/*
+ * The journal-data flag (chattr +j): the file's data goes through the
+ * journal whatever the mount's data mode.  Changing it commits and
+ * checkpoints first, as ext4 flushes its journal, so no logged copy of
+ * the file's data outlives the mode it was logged in.  Not on a realtime
+ * file (-EINVAL either way round).
+ */
+#define REF_FLAG_JOURNAL_DATA (1u << 3)
+/*
+ * Always copy on write (needs reflink): every overwrite of a written
+ * block goes to fresh staging blocks in the inode's COW fork and is
+ * remapped into the data fork when it completes, as writes to shared
+ * blocks always are.
+ */
+#define REF_FLAG_COW (1u << 4)
 int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 		  uint32_t clear);
 
@@ -183,6 +267,9 @@ struct ref_extent {
 };
 typedef int (*ref_extent_fn)(void *arg, const struct ref_extent *ext);
 int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
+/* The inode's COW fork: staging extents (REF_EXT_UNWRITTEN: allocated,
+ * not written), as ref_bmap gives the data fork. */
+int ref_cow_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
 
 /* Filesystem-wide numbers. */
 struct ref_statfs {
@@ -219,6 +306,46 @@ struct ref_counters {
 	uint64_t recovered_txns;       /* transactions replayed at mount    */
 	uint64_t rt_extents_allocated; /* realtime device allocations       */
 	uint64_t rt_extents_freed;
+	/* a zoned realtime device */
+	uint64_t zone_appends;         /* zone appends (one per rt alloc)   */
+	uint64_t zone_resets;          /* zones reset by mount or reclaim   */
+	uint64_t reclaim_moves;        /* rt blocks moved by zone reclaim   */
+	uint64_t rt_overwrites_out_of_place; /* mapped rt extents rewritten
+					  at the write pointer              */
+	uint64_t meta_persists;        /* metadata persists (pmem data dev) */
+	/* seed path (a): realtime truncate-down */
+	uint64_t rt_truncate_fallbacks; /* optimized truncates that zeroed the
+					  EOF rt extent instead (forced, or
+					  no blocks for the record split) */
+	/* seed path (d): journal forget/revoke at free */
+	uint64_t forget_lookups;       /* buffer lookups for freed blocks
+					  (also in bcache_lookups)         */
+	uint64_t forgets;              /* buffers of freed blocks dropped   */
+	uint64_t revokes;              /* revoke records committed          */
+	uint64_t replay_revoked;       /* logged images replay skipped      */
+	uint64_t data_blocks_logged;   /* file data blocks through the log  */
+	/* the page cache (ref_mount_opts.pagecache) and seed path (b) */
+	uint64_t pc_hits;              /* reads and writes finding a page   */
+	uint64_t pc_misses;            /* ... that had to add one           */
+	uint64_t pc_evictions;         /* pages evicted (LRU, drop_caches)  */
+	uint64_t pc_shadows;           /* shadow entries stored             */
+	uint64_t pc_refaults;          /* pages added where a shadow was    */
+	uint64_t pc_pages_written;     /* dirty pages written back          */
+	uint64_t pc_entries_removed;   /* pages and shadows truncated       */
+	uint64_t pc_node_visits;       /* index nodes entered (and entries
+					  stepped by the truncate cursor)  */
+	uint64_t pc_mark_clears;       /* mark-bit clears                   */
+	uint64_t pc_lock_acquisitions; /* index lock rounds                 */
+	uint64_t pc_fallbacks;         /* marked value entries slow-cleared */
+	/* reflink and seed path (c): the COW fork and end-COW remap */
+	uint64_t cow_blocks_staged;    /* staging blocks allocated          */
+	uint64_t cow_remaps;           /* COW extents remapped at end-COW   */
+	uint64_t cow_record_inserts;   /* data-fork records end-COW inserted */
+	uint64_t cow_record_deletes;   /* ... deleted                       */
+	uint64_t cow_record_updates;   /* ... rewrote in place              */
+	uint64_t cow_intents;          /* deferred map intents (naive)      */
+	uint64_t cow_tx_rolls;         /* rolls finishing them              */
+	uint64_t cow_fallbacks;        /* optimized remaps done naively     */
 };
 const struct ref_counters *ref_counters(const struct ref_fs *fs);
 void ref_counters_reset(struct ref_fs *fs);
@@ -244,7 +371,8 @@ int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
  *   mkfs:  bs=4k,maxrecs=4,inodes=1024,journal=256,maxext=2097151,
  *          rtextsize=64k
  *   mount: ro,norecovery,cache=4096,naive=rt_truncate,forget,
- *          fallback=all
+ *          fallback=all,data=ordered|journal|writeback,pagecache=1024
+ * (pagecache=N: page-cache capacity in pages; pagecache=0: none)
  * In naive= and fallback=, the path names following the key are the
  * list (commas or '+'), up to the next key=value option.
  * Sizes take k/m/g suffixes.  Unknown keys and bad values give -EINVAL

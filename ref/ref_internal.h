@@ -21,7 +21,11 @@
  * in memory until that transaction is committed to the log; it is written
  * in place only at checkpoint, after which the log is reset.  File data is
  * written straight to the device, before the commit that maps it (ordered
- * mode), so a committed mapping never points at unwritten bytes.
+ * mode), so a committed mapping never points at unwritten bytes; in
+ * data=journal mode (or for a journal-data file) it goes through raw
+ * buffers and the log like metadata (jdata.c), in data=writeback the
+ * commits that are not fsyncs do not wait for it.  A freed block the log
+ * holds a copy of is revoked in the freeing commit (forget.c).
  */
 #ifndef FSORACLE_REF_INTERNAL_H
 #define FSORACLE_REF_INTERNAL_H
@@ -63,10 +67,16 @@
 #define SB_RTBMAPLEN   144  /* u32 rt bitmap blocks */
 #define SB_RTEXTSIZE   148  /* u32 rt extent size in blocks */
 #define SB_RTBMINIT    152  /* u32 rt bitmap blocks initialised so far */
-#define SB_END         156
+/* shared blocks, with FEAT_REFLINK (all zero without it): reflink.h */
+#define SB_REFC_ROOT   160  /* u64 refcount B+tree root, 0 = empty */
+#define SB_REFC_LEVELS 168  /* u32 */
+#define SB_COWS_ROOT   176  /* u64 COW staging B+tree root, 0 = empty */
+#define SB_COWS_LEVELS 184  /* u32 */
+#define SB_END         188
 
 #define FEAT_REALTIME  (1ull << 0) /* a realtime device belongs to the fs */
-#define FEAT_ALL       FEAT_REALTIME
+#define FEAT_REFLINK   (1ull << 1) /* shared blocks: refcount tree */
+#define FEAT_ALL       (FEAT_REALTIME | FEAT_REFLINK)
 
 /* ---- journal header (block 1) ---- */
 #define JH_SEQ          24  /* u64 sequence expected at log position 0 */
@@ -96,7 +106,10 @@
 #define REF_IF_ORPHAN   (1u << 0) /* truncate/unlink in progress: finish at mount */
 #define REF_IF_UNLINKED (1u << 1) /* with ORPHAN: free the inode when done */
 #define REF_IF_REALTIME REF_FLAG_REALTIME /* data on the realtime device */
-#define REF_IF_ALL      (REF_IF_ORPHAN | REF_IF_UNLINKED | REF_IF_REALTIME)
+#define REF_IF_JDATA    REF_FLAG_JOURNAL_DATA /* data through the journal */
+#define REF_IF_COW      REF_FLAG_COW /* always copy on write */
+#define REF_IF_ALL      (REF_IF_ORPHAN | REF_IF_UNLINKED | REF_IF_REALTIME | \
+			 REF_IF_JDATA | REF_IF_COW)
 
 /* ---- extent record in the data-fork B+tree (24 bytes) ---- */
 #define XR_OFF   0  /* u64 file block */
@@ -114,6 +127,7 @@ struct rbuf {
 	uint8_t  dirty;    /* modified in the running transaction     */
 	uint8_t  logged;   /* committed to the log, not yet in place   */
 	uint8_t  dead;     /* freed while referenced: gone at last put */
+	uint8_t  raw;      /* file data (journaled): no block header   */
 	struct rbuf *hnext;             /* hash chain                  */
 	struct rbuf *lru_prev, *lru_next; /* clean, unreferenced        */
 };
@@ -131,13 +145,20 @@ struct ref_inode {
 	struct ref_inode *hnext;        /* name hash chain */
 };
 
-/* Freed blocks not yet reusable: data until the freeing commit, metadata
- * until the next checkpoint (its images may still be in the log). */
-struct busy_ext { uint64_t start, len; bool meta; };
+/* Metadata stored on a byte-addressable data device, not yet persisted. */
+struct devio {
+	uint64_t lo, hi;        /* byte range of the pending metadata stores */
+	uint64_t metas;         /* device writes made by devio.c since ...   */
+	uint64_t seen;          /* ... the device's write count then         */
+};
+
+/* Freed blocks not yet reusable: until the freeing transaction commits
+ * (with the revoke records of any of them the log holds a copy of). */
+struct busy_ext { uint64_t start, len; };
 struct busy_list {
 	struct busy_ext *v;     /* sorted, disjoint */
 	size_t n, cap;
-	uint64_t units;         /* units in v[], data and metadata */
+	uint64_t units;         /* units in v[] */
 };
 
 /*
@@ -171,6 +192,7 @@ struct ref_fs {
 	bool unclean;           /* mounted from an image not cleanly unmounted */
 	uint32_t naive;         /* REF_PATH_* bits: take the naive twin */
 	uint32_t fallback;      /* REF_PATH_* bits: force the fallback  */
+	uint32_t data_mode;     /* enum ref_data_mode */
 	ref_msg_fn msg;
 	void *msg_arg;
 
@@ -189,12 +211,15 @@ struct ref_fs {
 	size_t hsize, nbufs;
 	struct rbuf lru;        /* sentinel */
 	size_t nclean, cache_max;
+	size_t nraw;            /* raw (file data) buffers in the cache */
 
 	/* journal */
 	struct rbuf **tx;       /* buffers dirty in the running transaction */
 	size_t ntx, txcap;
 	struct rbuf **ckpt;     /* logged, awaiting checkpoint */
 	size_t nckpt, ckptcap;
+	uint64_t *revoke;       /* blocks revoked in the running transaction */
+	size_t nrevoke, revcap;
 	uint64_t jseq;          /* sequence of the next commit */
 	uint32_t jhead;         /* next free log position */
 
@@ -209,6 +234,9 @@ struct ref_fs {
 	uint64_t rt_free;
 	struct busy_list rt_busy;
 	struct alloc_space dspace, rtspace;
+	struct zoned_state *zoned;    /* zoned realtime device (zoned.c), or NULL */
+	struct reflink *rl;           /* shared blocks (reflink.h), or NULL */
+	struct devio dio;             /* metadata stores to persist (devio.c) */
 
 	/* inodes */
 	struct ref_inode *inodes;     /* [ninodes], index ino - 1 */
@@ -216,6 +244,7 @@ struct ref_fs {
 	size_t nhsize;
 
 	struct ref_counters ctr;
+	struct pcache *pc;            /* page cache (pcache.h); NULL: off */
 	uint8_t *zeroblk;             /* one block of zeros */
 	uint8_t *scratch;             /* one block of scratch */
 	uint8_t *copybuf;             /* copy_range's bounce buffer (lazy) */
@@ -250,7 +279,11 @@ int  buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
 int  buf_get_new(struct ref_fs *fs, uint64_t blkno, struct rbuf **out);
 void buf_dirty(struct ref_fs *fs, struct rbuf *b);
 void buf_put(struct ref_fs *fs, struct rbuf *b);
-void buf_forget(struct ref_fs *fs, uint64_t blkno);
+bool buf_forget(struct ref_fs *fs, uint64_t blkno, bool *logged);
+int  buf_get_raw(struct ref_fs *fs, uint64_t blkno, bool read,
+		 struct rbuf **out);
+struct rbuf *buf_find(struct ref_fs *fs, uint64_t blkno);
+void bcache_drop_raw(struct ref_fs *fs);
 int  buf_mark_logged(struct ref_fs *fs, struct rbuf *b);
 int  buf_write_inplace(struct ref_fs *fs, struct rbuf *b);
 void buf_unpin(struct ref_fs *fs, struct rbuf *b);
@@ -262,6 +295,23 @@ int  tx_commit(struct ref_fs *fs);
 int  tx_maybe_roll(struct ref_fs *fs);
 int  journal_checkpoint(struct ref_fs *fs);
 size_t tx_roll_limit(const struct ref_fs *fs);
+int  journal_revoke(struct ref_fs *fs, uint64_t blkno);
+int  journal_flush(struct ref_fs *fs);
+
+/* seed path (d), forget at free (forget.c) */
+int  forget_meta(struct ref_fs *fs, uint64_t blkno);
+int  forget_file_blocks(struct ref_fs *fs, const struct ref_inode *ip,
+			uint64_t start, uint64_t len);
+
+/* file data through the journal, or straight to the device (jdata.c) */
+bool inode_journals_data(const struct ref_fs *fs, const struct ref_inode *ip);
+uint64_t fdata_max_blocks(const struct ref_fs *fs, const struct ref_inode *ip);
+int  fdata_write(struct ref_fs *fs, const struct ref_inode *ip,
+		 uint64_t devoff, const void *buf, uint64_t len);
+int  fdata_zero(struct ref_fs *fs, const struct ref_inode *ip,
+		uint64_t devoff, uint64_t len);
+int  fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
+		uint64_t devoff, void *buf, uint64_t len);
 
 /* allocator (alloc.c) */
 int  alloc_mount(struct ref_fs *fs);
@@ -273,8 +323,10 @@ int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 bool alloc_has_busy(const struct ref_fs *fs);
 bool alloc_busy_pressure(const struct ref_fs *fs);
 int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
+int  alloc_free_file(struct ref_fs *fs, const struct ref_inode *ip,
+		     uint64_t start, uint64_t len);
 int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
-void alloc_release_busy(struct ref_fs *fs, bool checkpoint);
+void alloc_release_busy(struct ref_fs *fs);
 bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len);
 /* The realtime device, in its blocks; whole, aligned rt extents only. */
 int  rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
@@ -313,6 +365,8 @@ int  bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		uint64_t delta, bool up);
 int  bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		  uint64_t len, uint32_t state, bool roll);
+bool bmap_can_insert(const struct ref_fs *fs, const struct ref_inode *ip,
+		     unsigned n);
 void xrec_decode(const void *rec, struct ref_extent *e);
 void xrec_encode(void *rec, const struct ref_extent *e);
 
@@ -332,6 +386,24 @@ int  file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
 /* the audit (fsck.c) */
 int  fsck_run(struct ref_fs *fs);
 
+/* metadata writes: FUA and flush, or store and persist (devio.c) */
+int  meta_write(struct ref_fs *fs, uint64_t blk, const void *data,
+		bool durable);
+int  meta_barrier(struct ref_fs *fs);
+
+/* the realtime device on zoned storage (zoned.c) */
+int  zoned_mkfs(struct hw_dev *rtdev, uint32_t bs, uint32_t rtx);
+int  zoned_mount(struct ref_fs *fs);
+void zoned_unmount(struct ref_fs *fs);
+int  zoned_alloc_begin(struct ref_fs *fs, uint64_t *goal, uint64_t *n);
+int  zoned_alloc_end(struct ref_fs *fs, uint64_t at, uint64_t n);
+void zoned_freed(struct ref_fs *fs, uint64_t ext, uint64_t n);
+int64_t zoned_pwrite(struct ref_fs *fs, struct ref_inode *ip, const void *buf,
+		     uint64_t len, uint64_t off);
+int  zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+			uint64_t to);
+int  zoned_check(struct ref_fs *fs);
+
 static inline uint64_t fs_blocks_roundup(const struct ref_fs *fs, uint64_t bytes)
 {
 	return (bytes + fs->bs - 1) >> fs->bshift;
@@ -342,6 +414,13 @@ static inline uint64_t fs_blocks_roundup(const struct ref_fs *fs, uint64_t bytes
 static inline bool inode_is_rt(const struct ref_inode *ip)
 {
 	return ip->flags & REF_IF_REALTIME;
+}
+
+/* A realtime file on a zoned realtime device: its data is only appended. */
+static inline bool file_zoned(const struct ref_fs *fs,
+			      const struct ref_inode *ip)
+{
+	return fs->zoned && inode_is_rt(ip);
 }
 
 /* Where a file's data lives. */

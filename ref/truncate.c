@@ -4,11 +4,12 @@
  *
  * Truncating down to S takes three steps, each a complete transaction
  * state (a cut anywhere leaves a file mount can finish):
- *   1. the new size and the orphan mark, and the written bytes of the new
- *      EOF tail, [S, tail end), zeroed on the device (rule 2 of file.c);
+ *   1. the new size and the orphan mark, and the written bytes past S
+ *      zeroed on the device: the new EOF tail [S, tail end) (rule 2 of
+ *      file.c), or for seed path (a)'s optimized twin the EOF block only;
  *   2. every allocation unit past the tail unmapped and freed, in as many
  *      transactions as it takes (mount finishes an orphan's step 2);
- *   3. the orphan mark cleared.
+ *   3. the orphan mark cleared (with the optimized twin's conversion).
  * Truncating up changes the size only: rule 2 says nothing past the old
  * EOF can read as non-zero.
  *
@@ -28,10 +29,22 @@
  *              (one record update, at most one insert), falling back to
  *              the naive zeroing when the split cannot get its blocks.
  *
- * Both then free from roundup(S, R).  Only the naive twin exists today;
- * the optimized one goes beside it, below, with the same signature.
+ * Both free from roundup(S, R).  The optimized twin works as XFS's
+ * bunmapi does, from the end backwards: it frees the whole rt extents
+ * first, so the record holding the EOF rt extent ends at roundup(S, R)
+ * when its tail is converted, in the transaction that clears the orphan
+ * mark.  A cut before that commit leaves written stale blocks in the EOF
+ * rt extent under the orphan mark; mount finishes the unmapping and
+ * zeroes them (file_zero_eof_tails), as the fallback would have.
+ *
+ * The conversion inserts at most one record, and an insert may split a
+ * B+tree node at every level and grow a new root: it needs levels + 1
+ * free data blocks.  When they are not there (or PATH_FALLBACK forces it,
+ * the v6 bug's "split fails when resblks = 0"), the optimized twin counts
+ * rt_truncate_fallbacks and runs the naive twin instead.
  */
 #include "ref/ref_internal.h"
+#include "ref/pcache.h"
 
 /*
  * Unmap and free every block from file block from_fb on (rolling).  A
@@ -42,41 +55,83 @@ int file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
 			 uint64_t from_fb)
 {
 	uint64_t from = round_up(from_fb, file_unit(fs, ip));
-	int err = bmap_unmap(fs, ip, from, UINT64_MAX - from, true);
+	/* the page cache first: pages and shadows past EOF and from from_fb */
+	int err = pcache_truncate(fs, ip, from_fb);
 
+	if (!err)
+		err = bmap_unmap(fs, ip, from, UINT64_MAX - from, true);
 	if (!err)
 		err = inode_log(fs, ip);
 	return err;
 }
 
-/*
- * Step 1's zeroing, the naive twin of seed path (a): zero every written
- * byte of the new EOF tail [size, file_tail_end) on the device.  For a
- * plain file that is the rest of the EOF block and nothing else; for a
- * realtime file it is the rest of the EOF rt extent (bytes_zeroed counts
- * up to R - (S mod R) bytes where the optimized path zeroes at most a
- * block).  Unwritten blocks already read as zero and are left alone.
- */
-static int truncate_tail_naive(struct ref_fs *fs, struct ref_inode *ip)
+/* Step 3: the truncate is whole; the orphan mark goes. */
+static int truncate_done(struct ref_fs *fs, struct ref_inode *ip)
 {
-	return file_zero_written(fs, ip, ip->size,
-				 file_tail_end(fs, ip) << fs->bshift);
+	ip->flags &= ~REF_IF_ORPHAN;
+	return inode_log(fs, ip);
 }
 
 /*
- * ---- seed path (a), the optimized twin: goes here next ----
- *
- * static int truncate_tail_optimized(struct ref_fs *fs, struct ref_inode *ip)
- *
- * For a realtime file with R > 1: zero [size, roundup(size, bs)) as the
- * naive twin does for a plain file, then convert the written blocks of
- * [roundup(size, bs), file_tail_end) to unwritten with an in-place record
- * update (bmap.c), and fall back to truncate_tail_naive when the record
- * split cannot reserve its B+tree blocks (the v6 bug: "split fails when
- * resblks = 0" must be forceable).  ref_truncate picks the twin by the
- * mount's naive switch; plain files always take the naive path, which is
- * already optimal for them.
+ * The naive twin of seed path (a), steps 1 to 3 for a size already set:
+ * zero every written byte of the new EOF tail [size, file_tail_end) on
+ * the device, then free what lies past it.  For a plain file that is the
+ * rest of the EOF block, which is already optimal; for a realtime file it
+ * is the rest of the EOF rt extent (bytes_zeroed counts up to
+ * R - (S mod R) bytes where the optimized twin zeroes at most a block).
+ * Unwritten blocks already read as zero and are left alone.
  */
+static int truncate_down_naive(struct ref_fs *fs, struct ref_inode *ip)
+{
+	uint64_t tail = file_tail_end(fs, ip);
+	int err = file_zero_written(fs, ip, ip->size, tail << fs->bshift);
+
+	if (!err)
+		err = inode_log(fs, ip);
+	if (!err)
+		err = file_truncate_blocks(fs, ip, tail);
+	return err ? err : truncate_done(fs, ip);
+}
+
+/*
+ * The optimized twin, the same steps: zero only [size, roundup(size, bs)),
+ * free the whole rt extents past the EOF one, then convert the written
+ * blocks of [roundup(size, bs), roundup(size, R)) to unwritten in place:
+ *
+ *            S  bend                    tail
+ *   before:  |ww|wwwwwwwwwwwwwwwwwwwwwww|wwww ... freed in step 2
+ *   after:   |w0|uuuuuuuuuuuuuuuuuuuuuuu|         (one update, one insert)
+ *
+ * A plain file, an rt extent of one block, or an EOF block that ends its
+ * rt extent leave nothing to convert: the naive twin is the same work.
+ * So does a zoned realtime device, which rewrites a whole rt extent out
+ * of place to zero any byte of it (zoned.c), and must not be left with
+ * a stale tail for mount to zero in place after a cut.
+ */
+static int truncate_down_optimized(struct ref_fs *fs, struct ref_inode *ip)
+{
+	uint64_t bend = fs_blocks_roundup(fs, ip->size);
+	uint64_t tail = file_tail_end(fs, ip);
+	int err;
+
+	if (!inode_is_rt(ip) || bend == tail || file_zoned(fs, ip))
+		return truncate_down_naive(fs, ip);
+	/* the split's reservation: one insert's B+tree blocks */
+	if (PATH_FALLBACK(fs, REF_PATH_RT_TRUNCATE) ||
+	    !bmap_can_insert(fs, ip, 1)) {
+		fs->ctr.rt_truncate_fallbacks++;
+		return truncate_down_naive(fs, ip);
+	}
+	err = file_zero_written(fs, ip, ip->size, bend << fs->bshift);
+	if (!err)
+		err = inode_log(fs, ip);
+	if (!err)
+		err = file_truncate_blocks(fs, ip, tail);
+	if (!err)
+		err = bmap_convert(fs, ip, bend, tail - bend, REF_EXT_UNWRITTEN,
+				   false);
+	return err ? err : truncate_done(fs, ip);
+}
 
 int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
 {
@@ -97,20 +152,12 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
 		err = inode_log(fs, ip);
 		return err ? err : tx_maybe_roll(fs);
 	}
-	/* Step 1: new size, orphan mark, zero the EOF tail. */
+	/* Steps 1 to 3 (see the top), by the twin the switch picks. */
 	ip->size = size;
 	ip->flags |= REF_IF_ORPHAN;
-	err = truncate_tail_naive(fs, ip);
-	if (!err)
-		err = inode_log(fs, ip);
-	/* Step 2: free whole units past the tail, in as many transactions as
-	 * needed. */
-	if (!err)
-		err = file_truncate_blocks(fs, ip, file_tail_end(fs, ip));
-	/* Step 3: done. */
-	if (!err) {
-		ip->flags &= ~REF_IF_ORPHAN;
-		err = inode_log(fs, ip);
-	}
+	if (PATH_NAIVE(fs, REF_PATH_RT_TRUNCATE))
+		err = truncate_down_naive(fs, ip);
+	else
+		err = truncate_down_optimized(fs, ip);
 	return err ? err : tx_maybe_roll(fs);
 }

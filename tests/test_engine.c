@@ -340,7 +340,7 @@ static void random_ops(const char *spec, uint32_t bs, uint32_t maxrecs,
 	struct hw_dev *d = dev_new(spec);
 	struct ref_fs *fs = fs_new(d, maxrecs, bs);
 	static uint8_t buf[MAXLEN];
-	char name[8];
+	char name[16];
 
 	CHECK(fs);
 	rng_state = seed;

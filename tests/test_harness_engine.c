@@ -16,6 +16,7 @@
 #include "harness/runopts.h"
 #include "harness/target.h"
 #include "harness/text.h"
+#include "ref/ref.h"
 #include "tests/test.h"
 
 static FILE *report_out; /* where failure reports go; NULL = stderr */
@@ -97,6 +98,96 @@ TEST(engine_agrees_with_model_on_a_seeded_soak)
 		r = check_finish(c);
 	CHECK_EQ(r, CHECK_OK);
 	CHECK(check_stats(c)->audits > 100);
+	check_free(c);
+	target_list_close(t, n);
+}
+
+/*
+ * The switch ops reach the engine (and stay across a remount and a
+ * crash), the naive target keeps every path naive, the model ignores
+ * them, and a reset brings back the mount's switches.
+ */
+TEST(engine_switch_ops_set_the_paths_and_naive_stays_naive)
+{
+	const uint32_t rt = 1u << REF_PATH_RT_TRUNCATE;
+	struct target_env env = { .mount = "fallback=forget" };
+	struct target *t[3];
+	char buf[4096], err[256];
+	uint32_t nv, fb;
+	int n;
+	struct op on = { .kind = OP_NAIVE, .arg = rt };
+	struct op of = { .kind = OP_FALLBACK, .arg = REF_PATHS_ALL };
+	struct op rem = { .kind = OP_REMOUNT }, crash = { .kind = OP_CRASH };
+
+	CHECK_OK(target_list_open("engine,naive,model", &env, t, &n, err,
+				  sizeof(err)));
+	CHECK_EQ(n, 3);
+	ref_get_paths(engine_target_fs(t[1]), &nv, &fb);
+	CHECK_EQ(nv, REF_PATHS_ALL);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(target_apply(t[i], &on, 1, buf, sizeof(buf)), 0);
+		CHECK_EQ(target_apply(t[i], &of, 2, buf, sizeof(buf)), 0);
+	}
+	ref_get_paths(engine_target_fs(t[0]), &nv, &fb);
+	CHECK_EQ(nv, rt);
+	CHECK_EQ(fb, REF_PATHS_ALL);
+	ref_get_paths(engine_target_fs(t[1]), &nv, &fb);
+	CHECK_EQ(nv, REF_PATHS_ALL);
+	CHECK_EQ(fb, REF_PATHS_ALL);
+	CHECK_EQ(target_apply(t[0], &rem, 3, buf, sizeof(buf)), 0);
+	CHECK_EQ(target_apply(t[0], &crash, 4, buf, sizeof(buf)), 0);
+	ref_get_paths(engine_target_fs(t[0]), &nv, &fb);
+	CHECK_EQ(nv, rt);
+	CHECK_EQ(fb, REF_PATHS_ALL);
+	CHECK_OK(t[0]->ops->reset(t[0]));
+	ref_get_paths(engine_target_fs(t[0]), &nv, &fb);
+	CHECK_EQ(nv, 0);
+	CHECK_EQ(fb, 1u << REF_PATH_FORGET);
+	/* the model has nothing to switch and creates no file for it */
+	{
+		uint32_t mask = 1;
+
+		CHECK_OK(t[2]->ops->list(t[2], &mask));
+		CHECK_EQ(mask, 0);
+	}
+	target_list_close(t, n);
+}
+
+/* The generator sets the switches now and then, in mixes: the soak of
+ * engine, naive twin and model runs with them and agrees. */
+TEST(engine_naive_model_soak_runs_switch_mixes)
+{
+	struct target_env env = { .dev = "mem:64m", .rtdev = "mem:64m",
+				  .mkfs = "bs=1k,rtextsize=3k,maxrecs=4" };
+	struct target *t[3];
+	struct checker *c;
+	struct check_cfg cfg = { .out = stderr };
+	struct gen_cfg gc = { .seed = 11, .realtime = 1 };
+	struct gen g;
+	char err[256];
+	int n, r = 0, mixes = 0, ops = 0;
+
+	CHECK_OK(target_list_open("engine,naive,model", &env, t, &n, err,
+				  sizeof(err)));
+	CHECK_OK(check_new(t, n, &cfg, NULL, &c));
+	gc.exclude = check_unsupported(c);
+	gc.blocksize = t[0]->blocksize;
+	CHECK_OK(gen_init(&g, &gc));
+	for (int i = 0; i < 20000 && !r; i++) {
+		struct op op;
+
+		gen_next(&g, &op);
+		if (op.kind == OP_NAIVE || op.kind == OP_FALLBACK) {
+			ops++;
+			mixes += op.arg != 0 && op.arg != REF_PATHS_ALL;
+		}
+		r = check_op(c, &op);
+	}
+	if (!r)
+		r = check_finish(c);
+	CHECK_EQ(r, CHECK_OK);
+	CHECK_MSG(ops > 50 && mixes > ops / 2, "%d switch ops, %d mixes", ops,
+		  mixes);
 	check_free(c);
 	target_list_close(t, n);
 }

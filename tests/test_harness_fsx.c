@@ -270,7 +270,7 @@ TEST(fsx_export_comments_out_what_fsx_would_change)
 {
 	static const char text[] =
 		"pwrite 0 4k\npread 8k 1k\nremount\nfpunch 10k 1k\nsync\n"
-		"pwrite -S 0x11 0 1\nfcollapse 0 4k\n";
+		"pwrite -S 0x11 0 1\nfcollapse 0 4k\nnaive rt_truncate\n";
 	struct op_fsx_stats st;
 	struct op_seq seq;
 	char err[200], *buf = NULL;
@@ -281,12 +281,13 @@ TEST(fsx_export_comments_out_what_fsx_would_change)
 	CHECK_OK(op_text_parse(text, strlen(text), &seq, err, sizeof(err)));
 	CHECK_OK(op_fsx_export(&seq, f, 4096, &st, err, sizeof(err)));
 	fclose(f);
-	CHECK_EQ(st.omitted, 4);    /* pread past EOF, remount, punch past EOF,
-				       collapse reaching EOF */
+	CHECK_EQ(st.omitted, 5);    /* pread past EOF, remount, punch past EOF,
+				       collapse reaching EOF, a path switch */
 	CHECK_EQ(st.adjusted, 2);   /* sync -> fsync, -S dropped */
 	CHECK(strstr(buf, "write 0x0 0x1000 0x0\n"));
 	CHECK(strstr(buf, "fsync 0x0 0x0 0x1000\n"));
 	CHECK(strstr(buf, "# #3 remount"));
+	CHECK(strstr(buf, "# #8 naive rt_truncate: an engine path switch"));
 	CHECK(strstr(buf, "fsx -q -l 4096 --replay-ops"));
 	free(buf);
 	op_seq_free(&seq);

@@ -11,6 +11,7 @@
 #include "harness/binary.h"
 #include "harness/rng.h"
 #include "harness/text.h"
+#include "ref/ref.h"
 #include "tests/test.h"
 
 /* Print seq's canonical text into a malloc'd string. */
@@ -67,7 +68,10 @@ static const char canonical[] =
 	"unlink f0\n"
 	"file f0\n"
 	"truncate 16g\n"
-	"pwrite 1t 3\n";
+	"pwrite 1t 3\n"
+	"naive rt_truncate+forget\n"
+	"fallback all\n"
+	"naive none\n";
 
 TEST(text_canonical_roundtrip_is_exact)
 {
@@ -76,7 +80,7 @@ TEST(text_canonical_roundtrip_is_exact)
 	char *out;
 
 	CHECK_OK(parse(canonical, &seq, err, sizeof(err)));
-	CHECK_EQ(seq.n, 32);
+	CHECK_EQ(seq.n, 35);
 	out = print_seq(&seq);
 	CHECK(out);
 	CHECK_MSG(strcmp(out, canonical) == 0, "printed:\n%s", out);
@@ -135,6 +139,25 @@ TEST(text_ops_mean_what_they_say)
 	op_seq_free(&seq);
 }
 
+/* The switch ops carry a path mask and touch no file. */
+TEST(text_switch_ops_carry_path_masks)
+{
+	struct op_seq seq;
+	char err[200];
+
+	CHECK_OK(parse("file f2\nnaive rt_truncate,forget\nfallback all\n"
+		       "naive none\n", &seq, err, sizeof(err)));
+	CHECK_EQ(seq.n, 3);
+	CHECK_EQ(seq.ops[0].kind, OP_NAIVE);
+	CHECK_EQ(seq.ops[0].arg, (1u << REF_PATH_RT_TRUNCATE) |
+				 (1u << REF_PATH_FORGET));
+	CHECK_EQ(seq.ops[0].file, 0);
+	CHECK_EQ(seq.ops[1].kind, OP_FALLBACK);
+	CHECK_EQ(seq.ops[1].arg, REF_PATHS_ALL);
+	CHECK_EQ(seq.ops[2].arg, 0);
+	op_seq_free(&seq);
+}
+
 TEST(text_parse_line_takes_every_xfs_io_word)
 {
 	static const char *const lines[] = {
@@ -147,6 +170,7 @@ TEST(text_parse_line_takes_every_xfs_io_word)
 		"dedupe f1 0 0 4k", "exchangerange -s 0 -d 0 -l 1 f1",
 		"fsync", "fdatasync", "sync", "writeback", "drop_caches",
 		"remount", "crash", "chattr +r", "chattr -o", "chattr +jc",
+		"naive all", "naive rt_truncate,forget", "fallback none",
 		"  pwrite\t0   4k  # trailing comment",
 	};
 	struct op_seq seq;
@@ -189,6 +213,9 @@ TEST(text_parse_errors_name_line_and_column)
 		{ "copy_range -s 0 -l 1 f0\n", "-s, -d and -l are required" },
 		{ "#! fsoracle bogus=1\n", "line 1, col 13: unknown header key" },
 		{ "pwrite 0 4k\x01\n", "line 1, col 12: unexpected byte 0x01" },
+		{ "naive rt_truncate+nosuch\n", "line 1, col 7: unknown path 'nosuch'" },
+		{ "fallback\n", "line 1, col 9: missing argument: usage: fallback" },
+		{ "naive all none\n", "line 1, col 11: extra argument 'none'" },
 		{ "open f0\nopen f1\nopen f2\nopen f3\nopen f4\nopen f5\nopen f6\n"
 		  "open f7\nopen f8\n", "line 9, col 6: too many files" },
 	};

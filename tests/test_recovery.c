@@ -17,76 +17,9 @@
 
 #include "hw/hw.h"
 #include "ref/ref.h"
+#include "tests/test_crash_util.h"
 
 static void quiet(void *arg, const char *line) { (void)arg; (void)line; }
-
-struct wr { uint64_t off; size_t len; uint8_t *data; };
-struct rec_dev {
-	struct hw_dev dev;
-	struct hw_dev *lower;
-	struct wr *w;
-	size_t n, cap;
-};
-
-static int rec_read(struct hw_dev *d, uint64_t off, void *buf, size_t len)
-{
-	return hw_read(((struct rec_dev *)d)->lower, off, buf, len);
-}
-
-static int rec_write(struct hw_dev *d, uint64_t off, const void *buf,
-		     size_t len, unsigned flags)
-{
-	struct rec_dev *r = (struct rec_dev *)d;
-
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 1024;
-		r->w = realloc(r->w, r->cap * sizeof(*r->w));
-	}
-	r->w[r->n].off = off;
-	r->w[r->n].len = len;
-	r->w[r->n].data = malloc(len);
-	memcpy(r->w[r->n].data, buf, len);
-	r->n++;
-	return hw_write(r->lower, off, buf, len, flags);
-}
-
-static int rec_flush(struct hw_dev *d)
-{
-	return hw_flush(((struct rec_dev *)d)->lower);
-}
-
-static void rec_destroy(struct hw_dev *d)
-{
-	struct rec_dev *r = (struct rec_dev *)d;
-
-	for (size_t i = 0; i < r->n; i++)
-		free(r->w[i].data);
-	free(r->w);
-	hw_close(r->lower);
-	free(r);
-}
-
-static const struct hw_ops rec_ops = {
-	.name = "record",
-	.read = rec_read,
-	.write = rec_write,
-	.flush = rec_flush,
-	.destroy = rec_destroy,
-};
-
-static struct rec_dev *rec_open(const char *spec)
-{
-	struct rec_dev *r = calloc(1, sizeof(*r));
-
-	if (hw_open(spec, &r->lower, NULL, 0)) {
-		free(r);
-		return NULL;
-	}
-	r->dev.ops = &rec_ops;
-	r->dev.geo = r->lower->geo;
-	snprintf(r->dev.spec, sizeof(r->dev.spec), "record:%s", spec);
-	return r;
-}
 
 /* What a file must read after a cut at or after write index `durable`. */
 struct expect {
@@ -97,21 +30,6 @@ struct expect {
 };
 
 #define DEVSPEC "mem:8m"
-
-/* Build the image a cut after k writes leaves (k-th torn to `torn` bytes). */
-static struct hw_dev *image_at(struct rec_dev *r, size_t k, size_t torn)
-{
-	struct hw_dev *d = NULL;
-
-	if (hw_open(DEVSPEC, &d, NULL, 0))
-		return NULL;
-	for (size_t i = 0; i < k && i < r->n; i++)
-		hw_write(d, r->w[i].off, r->w[i].data, r->w[i].len, 0);
-	if (torn && k < r->n)
-		hw_write(d, r->w[k].off, r->w[k].data,
-			 torn < r->w[k].len ? torn : r->w[k].len, 0);
-	return d;
-}
 
 static int file_reads(struct ref_fs *fs, const struct expect *e)
 {
@@ -180,7 +98,7 @@ TEST(cut_at_every_write_recovers_consistent_and_keeps_fsynced_data)
 
 	for (size_t k = mkfs_end; k <= r->n; k++) {
 		for (int t = 0; t < 2; t++) {
-			struct hw_dev *d = image_at(r, k, t ? 512 : 0);
+			struct hw_dev *d = rec_image_at(r, k, t ? 512 : 0);
 			struct ref_fs *m;
 			int rc;
 

@@ -52,9 +52,14 @@ static const char usage[] =
 "  chattr +r | chattr -r   make the current file realtime or not (only\n"
 "                          while it has no blocks; needs -r)\n"
 "  fsync | fdatasync | sync    commit the journal\n"
+"  writeback | drop_caches write dirty pages back / evict clean pages\n"
+"                          (leaving shadow entries) of the page cache\n"
 "  remount                 unmount and mount again\n"
 "  crash                   drop the engine's memory without writing, mount\n"
 "                          again: the journal is recovered\n"
+"  naive PATHS | fallback PATHS\n"
+"                          set the seed-path switches from here on, as\n"
+"                          -o naive=/fallback= (PATHS as there)\n"
 "  stat                    size, blocks, extents (stat.size = N lines)\n"
 "  bmap [-v]               the data-fork extent list, xfs_io style, in\n"
 "                          512-byte units; unwritten extents are flagged,\n"
@@ -62,7 +67,8 @@ static const char usage[] =
 "  statfs                  filesystem-wide block and inode counts\n"
 "  counters                the engine's work counters\n"
 "\n"
-"  -o OPTS  mount options: ro, norecovery, cache=N, naive=PATHS and\n"
+"  -o OPTS  mount options: ro, norecovery, cache=N, pagecache=N (pages,\n"
+"           0: none), naive=PATHS and\n"
 "           fallback=PATHS (PATHS: all, none, or rt_truncate,\n"
 "           pagecache_truncate, cow_end, forget, delalloc_cap joined by\n"
 "           ',' or '+'; naive= picks those paths' naive twins, fallback=\n"
@@ -176,7 +182,8 @@ static int do_pread(struct io *io, const struct op *op, int64_t got)
 static int do_chattr(struct io *io, const struct op *op)
 {
 	struct ref_fs *fs = engine_target_fs(io->t);
-	uint32_t f = (op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0;
+	uint32_t f = ((op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0) |
+		     ((op->arg & OP_ATTR_JOURNAL_DATA) ? REF_FLAG_JOURNAL_DATA : 0);
 	uint64_t ino;
 	int err = cur_ino(io, &ino);
 
@@ -184,8 +191,8 @@ static int do_chattr(struct io *io, const struct op *op)
 		err = ref_create(fs, cur_name(io), &ino);
 	if (err)
 		return err;
-	if (op->arg & ~(uint64_t)OP_ATTR_REALTIME)
-		return -EOPNOTSUPP; /* only realtime exists yet */
+	if (op->arg & ~(uint64_t)(OP_ATTR_REALTIME | OP_ATTR_JOURNAL_DATA))
+		return -EOPNOTSUPP; /* only realtime and journal-data exist yet */
 	return ref_set_flags(fs, ino, (op->flags & OP_FL_CLEAR) ? 0 : f,
 			     (op->flags & OP_FL_CLEAR) ? f : 0);
 }

@@ -23,6 +23,8 @@ static const char usage[] =
 "              rtextsize=S  rt extent size in bytes, a multiple of the\n"
 "                           block size, at most maxext blocks (default\n"
 "                           one block; needs -r)\n"
+"              reflink=1    shared blocks: clone, dedupe, copy on write\n"
+"                           (not with -r)\n"
 "\n"
 "DEV is a device spec: mem:SIZE, null:SIZE, file:PATH[,size=SIZE].\n"
 "A mem: or null: device lives only as long as the process, so formatting\n"

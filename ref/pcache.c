@@ -1,0 +1,1307 @@
+/*
+ * pcache.c - the page cache for buffered file I/O, and seed path (b):
+ * truncating its pages and shadow entries (shared/SEED-PATHS.md).
+ *
+ * Each file has a radix index of 64-way nodes (pcache.h has the entry
+ * encoding).  Pages live on one global LRU of `capacity` pages; evicting
+ * one leaves a shadow (value) entry holding the eviction clock, and a
+ * read that finds a shadow where it needs a page counts a refault
+ * (workingset).  Leaves that hold only shadows sit on the shadow-node
+ * list; when it grows past its bound, the oldest such leaf is reclaimed.
+ *
+ *   map->root (shift 6)
+ *   +----+----+----+-- ... --+
+ *   | n0 | n1 |  0 |         |      internal: marks = OR of the child's
+ *   +-|--+-|--+----+-- ... --+
+ *     v    v
+ *   +---+---+---+--   +---+---+--
+ *   | P | P | v |     | v | 0 |     leaves: pages (P), shadows (v)
+ *   +---+---+---+--   +---+---+--
+ *
+ * Writes of written blocks are write-back: the page is marked dirty and
+ * reaches the device at writeback (ref_writeback, fsync, sync, unmount,
+ * eviction).  Writes that allocate or convert blocks go to the device at
+ * once, as before, and leave a clean page: file.c's rule 1 (data before
+ * the commit that maps it) then holds without the commit knowing about
+ * the cache.  A dirty page therefore only ever covers a written block
+ * inside EOF, and every operation that unmaps, converts or moves blocks
+ * drops their pages first (pcache_truncate, _discard, _shift).  A crash
+ * loses dirty pages, as Linux loses unwritten page-cache data.
+ *
+ * Counters (ref.h): pc_node_visits counts nodes entered on a walk (and,
+ * for the batched truncate's cursor, one per entry stepped over);
+ * pc_mark_clears counts mark-bit clear operations; pc_lock_acquisitions
+ * counts rounds of the index lock taken to modify it.
+ */
+#include "ref/pcache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PC_MASK (PC_SLOTS - 1)
+#define container_of(p, type, member) \
+	((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+static inline uintptr_t mk_node(struct pc_node *n)
+{
+	return (uintptr_t)n + 2;
+}
+
+static inline struct pc_page *to_page(uintptr_t e)
+{
+	return (struct pc_page *)e;
+}
+
+static void link_init(struct pc_link *l) { l->prev = l->next = l; }
+
+static void link_del(struct pc_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+/* Insert l after head. */
+static void link_add(struct pc_link *head, struct pc_link *l)
+{
+	l->next = head->next;
+	l->prev = head;
+	head->next->prev = l;
+	head->next = l;
+}
+
+/* The largest index a node of this shift can root. */
+static uint64_t span_max(unsigned shift)
+{
+	return shift + PC_SHIFT >= 64 ? UINT64_MAX :
+	       ((uint64_t)1 << (shift + PC_SHIFT)) - 1;
+}
+
+unsigned pc_height(const struct pc_map *m)
+{
+	return m->root ? m->root->shift / PC_SHIFT + 1u : 0;
+}
+
+int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
+	   struct ref_counters *ctr, struct pcache **out)
+{
+	struct pcache *pc = calloc(1, sizeof(*pc));
+
+	if (!pc)
+		return -ENOMEM;
+	pc->maps = calloc(nmaps ? nmaps : 1, sizeof(*pc->maps));
+	if (!pc->maps) {
+		free(pc);
+		return -ENOMEM;
+	}
+	pc->bs = bs;
+	pc->capacity = capacity ? capacity : 1;
+	pc->nmaps = nmaps;
+	/* Shadows of up to 16 x capacity pages (dense leaves) are kept. */
+	pc->shadow_node_max = pc->capacity / 4 + 4;
+	pc->ctr = ctr;
+	link_init(&pc->lru);
+	link_init(&pc->shadow_nodes);
+	for (size_t i = 0; i < nmaps; i++)
+		pc->maps[i].id = i + 1;
+	*out = pc;
+	return 0;
+}
+
+struct pc_map *pc_map_of(struct pcache *pc, uint64_t id)
+{
+	return id >= 1 && id <= pc->nmaps ? &pc->maps[id - 1] : NULL;
+}
+
+static void free_subtree(struct pcache *pc, struct pc_node *n)
+{
+	for (unsigned i = 0; i < PC_SLOTS; i++) {
+		uintptr_t e = n->slots[i];
+
+		if (pc_is_node(e))
+			free_subtree(pc, pc_node_of(e));
+		else if (pc_is_page(e))
+			free(to_page(e));
+	}
+	free(n);
+}
+
+void pc_free(struct pcache *pc)
+{
+	if (!pc)
+		return;
+	for (size_t i = 0; i < pc->nmaps; i++)
+		if (pc->maps[i].root)
+			free_subtree(pc, pc->maps[i].root);
+	free(pc->maps);
+	free(pc);
+}
+
+/* ---- nodes and marks ---- */
+
+static struct pc_node *node_new(struct pcache *pc, struct pc_map *m,
+				struct pc_node *parent, unsigned offset,
+				unsigned shift, uint64_t base)
+{
+	struct pc_node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	link_init(&n->shadow);
+	n->parent = parent;
+	n->map = m;
+	n->offset = (uint8_t)offset;
+	n->shift = (uint8_t)shift;
+	n->base = base;
+	pc->nnodes++;
+	return n;
+}
+
+static void shadow_update(struct pcache *pc, struct pc_node *n)
+{
+	bool want = n->shift == 0 && n->count && n->count == n->nr_values;
+
+	if (want == n->on_shadow_list)
+		return;
+	if (want) {
+		link_add(pc->shadow_nodes.prev, &n->shadow); /* at the tail */
+		pc->nshadow_nodes++;
+	} else {
+		link_del(&n->shadow);
+		pc->nshadow_nodes--;
+	}
+	n->on_shadow_list = want;
+}
+
+static void node_free(struct pcache *pc, struct pc_node *n)
+{
+	if (n->on_shadow_list) {
+		link_del(&n->shadow);
+		pc->nshadow_nodes--;
+	}
+	pc->nnodes--;
+	free(n);
+}
+
+/* Set mark on slot off of n and on every ancestor's path to it. */
+static void mark_set(struct pc_node *n, unsigned off, unsigned mark)
+{
+	while (n && !(n->marks[mark] & (1ull << off))) {
+		n->marks[mark] |= 1ull << off;
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+/* One mark-bit clear: the slot's bit, and upward while nodes go unmarked. */
+static void mark_clear(struct pcache *pc, struct pc_node *n, unsigned off,
+		       unsigned mark)
+{
+	pc->ctr->pc_mark_clears++;
+	while (n) {
+		n->marks[mark] &= ~(1ull << off);
+		if (n->marks[mark])
+			break;
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+static bool slot_marked(const struct pc_node *n, unsigned off)
+{
+	for (unsigned k = 0; k < PC_NMARKS; k++)
+		if (n->marks[k] & (1ull << off))
+			return true;
+	return false;
+}
+
+/*
+ * Free n and every ancestor it leaves empty; returns the nearest node
+ * that survives (NULL: the map is empty).  No root shrinking here.
+ */
+static struct pc_node *delete_empty(struct pcache *pc, struct pc_map *m,
+				    struct pc_node *n)
+{
+	while (n && n->count == 0) {
+		struct pc_node *parent = n->parent;
+		unsigned off = n->offset;
+
+		node_free(pc, n);
+		if (!parent) {
+			m->root = NULL;
+			return NULL;
+		}
+		parent->slots[off] = 0;
+		parent->count--;
+		for (unsigned k = 0; k < PC_NMARKS; k++)
+			if (parent->marks[k] & (1ull << off))
+				mark_clear(pc, parent, off, k);
+		n = parent;
+	}
+	return n;
+}
+
+/* Make the tree canonical: a root using only slot 0 gives way to it. */
+static void shrink(struct pcache *pc, struct pc_map *m)
+{
+	while (m->root && m->root->shift && m->root->count == 1 &&
+	       pc_is_node(m->root->slots[0])) {
+		struct pc_node *old = m->root, *child = pc_node_of(old->slots[0]);
+
+		child->parent = NULL;
+		child->offset = 0;
+		m->root = child;
+		node_free(pc, old);
+	}
+}
+
+/*
+ * Put e in slot off of leaf n: counts, the map's totals, the shadow-node
+ * list.  init re-initialises the slot's three marks (three clears).  The
+ * caller frees a node this empties.
+ */
+static void leaf_set(struct pcache *pc, struct pc_node *n, unsigned off,
+		     uintptr_t e, bool init)
+{
+	uintptr_t old = n->slots[off];
+	struct pc_map *m = n->map;
+
+	if (init) {
+		if (pc_is_value(old) && slot_marked(n, off))
+			pc->nr_marked_values--;
+		for (unsigned k = 0; k < PC_NMARKS; k++)
+			mark_clear(pc, n, off, k);
+	}
+	n->count = (uint8_t)(n->count + (e != 0) - (old != 0));
+	n->nr_values = (uint8_t)(n->nr_values + pc_is_value(e) - pc_is_value(old));
+	m->nrpages += (uint64_t)pc_is_page(e) - pc_is_page(old);
+	m->nrshadows += (uint64_t)pc_is_value(e) - pc_is_value(old);
+	n->slots[off] = e;
+	if (pc_is_page(e)) {
+		to_page(e)->leaf = n;
+		to_page(e)->map = m;
+	}
+	shadow_update(pc, n);
+}
+
+/* The leaf slot of index, creating the path when create (else NULL). */
+static int walk(struct pcache *pc, struct pc_map *m, uint64_t index,
+		bool create, struct pc_node **leaf)
+{
+	struct pc_node *n = m->root;
+
+	*leaf = NULL;
+	if (!n) {
+		unsigned shift = 0;
+
+		if (!create)
+			return 0;
+		while (index > span_max(shift))
+			shift += PC_SHIFT;
+		n = node_new(pc, m, NULL, 0, shift, 0);
+		if (!n)
+			return -ENOMEM;
+		m->root = n;
+	}
+	while (index > span_max(n->shift)) {
+		struct pc_node *top;
+
+		if (!create)
+			return 0;
+		top = node_new(pc, m, NULL, 0, n->shift + PC_SHIFT, 0);
+		if (!top)
+			return -ENOMEM;
+		top->slots[0] = mk_node(n);
+		top->count = 1;
+		for (unsigned k = 0; k < PC_NMARKS; k++)
+			if (n->marks[k])
+				top->marks[k] = 1;
+		n->parent = top;
+		n->offset = 0;
+		m->root = n = top;
+	}
+	for (;;) {
+		unsigned off = (unsigned)(index >> n->shift) & PC_MASK;
+		struct pc_node *child;
+
+		pc->ctr->pc_node_visits++;
+		if (n->shift == 0) {
+			*leaf = n;
+			return 0;
+		}
+		if (n->slots[off]) {
+			n = pc_node_of(n->slots[off]);
+			continue;
+		}
+		if (!create)
+			return 0;
+		child = node_new(pc, m, n, off, n->shift - PC_SHIFT,
+				 n->base + ((uint64_t)off << n->shift));
+		if (!child)
+			return -ENOMEM;
+		n->slots[off] = mk_node(child);
+		n->count++;
+		shadow_update(pc, n);
+		n = child;
+	}
+}
+
+uintptr_t pc_load(struct pcache *pc, struct pc_map *m, uint64_t index)
+{
+	struct pc_node *leaf;
+
+	walk(pc, m, index, false, &leaf);
+	return leaf ? leaf->slots[index & PC_MASK] : 0;
+}
+
+/* Store e at index with marks re-initialised; an erase frees and shrinks. */
+int pc_store(struct pcache *pc, struct pc_map *m, uint64_t index, uintptr_t e)
+{
+	struct pc_node *leaf;
+	uintptr_t old;
+	int err = walk(pc, m, index, e != 0, &leaf);
+
+	if (err)
+		return err;
+	if (!leaf)
+		return 0; /* erasing an absent index */
+	old = leaf->slots[index & PC_MASK];
+	pc->ctr->pc_lock_acquisitions++;
+	if (pc_is_page(old)) {
+		link_del(&to_page(old)->lru);
+		pc->npages--;
+		free(to_page(old));
+	}
+	leaf_set(pc, leaf, index & PC_MASK, e, true);
+	if (pc_is_page(e)) {
+		link_add(&pc->lru, &to_page(e)->lru);
+		to_page(e)->index = index;
+		pc->npages++;
+	}
+	if (!leaf->count) {
+		delete_empty(pc, m, leaf);
+		shrink(pc, m);
+	}
+	return 0;
+}
+
+bool pc_get_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
+		 unsigned mark)
+{
+	struct pc_node *leaf;
+
+	walk(pc, m, index, false, &leaf);
+	return leaf && (leaf->marks[mark] >> (index & PC_MASK)) & 1;
+}
+
+static int mark_op(struct pcache *pc, struct pc_map *m, uint64_t index,
+		   unsigned mark, bool set)
+{
+	struct pc_node *leaf;
+	unsigned off = index & PC_MASK;
+
+	if (mark >= PC_NMARKS)
+		return -EINVAL;
+	walk(pc, m, index, false, &leaf);
+	if (!leaf || !leaf->slots[off])
+		return -ENOENT;
+	pc->ctr->pc_lock_acquisitions++;
+	if (set == !!((leaf->marks[mark] >> off) & 1))
+		return 0;
+	if (pc_is_value(leaf->slots[off]) && set && !slot_marked(leaf, off))
+		pc->nr_marked_values++;
+	if (set) {
+		mark_set(leaf, off, mark);
+	} else {
+		mark_clear(pc, leaf, off, mark);
+		if (pc_is_value(leaf->slots[off]) && !slot_marked(leaf, off))
+			pc->nr_marked_values--;
+	}
+	return 0;
+}
+
+int pc_set_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
+		unsigned mark)
+{
+	return mark_op(pc, m, index, mark, true);
+}
+
+int pc_clear_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
+		  unsigned mark)
+{
+	return mark_op(pc, m, index, mark, false);
+}
+
+/* First set bit of w at or after bit `from` (64: none). */
+static unsigned next_bit(uint64_t w, unsigned from)
+{
+	if (from >= 64)
+		return 64;
+	w &= ~0ull << from;
+	return w ? (unsigned)__builtin_ctzll(w) : 64;
+}
+
+/* Slots of n that hold an entry (mark < 0) or carry mark. */
+static uint64_t slot_bits(const struct pc_node *n, int mark)
+{
+	uint64_t w = 0;
+
+	if (mark >= 0)
+		return n->marks[mark];
+	for (unsigned i = 0; i < PC_SLOTS; i++)
+		w |= (uint64_t)(n->slots[i] != 0) << i;
+	return w;
+}
+
+/*
+ * Walk from the root to the first leaf slot at or after idx that holds an
+ * entry (mark < 0) or carries mark: internal marks say which subtrees to
+ * enter.  Every node entered is a visit.
+ */
+static bool find_first(struct pcache *pc, struct pc_map *m, uint64_t idx,
+		       int mark, struct pc_node **leaf, unsigned *slot)
+{
+	struct pc_node *n = m->root;
+	unsigned off;
+
+	if (!n || idx > span_max(n->shift))
+		return false;
+	pc->ctr->pc_node_visits++;
+	off = (unsigned)(idx >> n->shift) & PC_MASK;
+	for (;;) {
+		unsigned b = next_bit(slot_bits(n, mark), off);
+
+		if (b == 64) {
+			if (!n->parent)
+				return false;
+			off = n->offset + 1u;
+			n = n->parent;
+			continue;
+		}
+		if (n->shift == 0) {
+			*leaf = n;
+			*slot = b;
+			return true;
+		}
+		n = pc_node_of(n->slots[b]);
+		pc->ctr->pc_node_visits++;
+		/* off idx's path (past it): from the child's first slot */
+		off = n->base >= idx ? 0 : (unsigned)(idx >> n->shift) & PC_MASK;
+	}
+}
+
+bool pc_find_marked(struct pcache *pc, struct pc_map *m, uint64_t *index,
+		    unsigned mark)
+{
+	struct pc_node *leaf;
+	unsigned slot;
+
+	if (mark >= PC_NMARKS || !find_first(pc, m, *index, (int)mark, &leaf,
+					     &slot))
+		return false;
+	*index = leaf->base + slot;
+	return true;
+}
+
+bool pc_last_index(const struct pc_map *m, uint64_t *index)
+{
+	const struct pc_node *n = m->root;
+
+	while (n) {
+		unsigned i = PC_SLOTS;
+
+		while (i > 0 && !n->slots[i - 1])
+			i--;
+		if (i == 0)
+			return false; /* an empty node: the audit says so */
+		if (n->shift == 0) {
+			*index = n->base + i - 1;
+			return true;
+		}
+		n = pc_node_of(n->slots[i - 1]);
+	}
+	return false;
+}
+
+/* ---- pages and the LRU ---- */
+
+bool pc_page_mark(const struct pc_page *p, unsigned mark)
+{
+	return (p->leaf->marks[mark] >> (p->index & PC_MASK)) & 1;
+}
+
+void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
+{
+	if (!pc_page_mark(p, mark))
+		mark_set(p->leaf, p->index & PC_MASK, mark);
+}
+
+void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
+{
+	if (pc_page_mark(p, mark))
+		mark_clear(pc, p->leaf, p->index & PC_MASK, mark);
+}
+
+struct pc_page *pc_find_page(struct pcache *pc, struct pc_map *m,
+			     uint64_t index)
+{
+	uintptr_t e = pc_load(pc, m, index);
+
+	if (!pc_is_page(e))
+		return NULL;
+	link_del(&to_page(e)->lru);
+	link_add(&pc->lru, &to_page(e)->lru);
+	return to_page(e);
+}
+
+/* Take page p's slot out (replaced by e), the page off the LRU and freed. */
+static void page_replace(struct pcache *pc, struct pc_page *p, uintptr_t e)
+{
+	struct pc_node *leaf = p->leaf;
+	struct pc_map *m = p->map;
+
+	pc->ctr->pc_lock_acquisitions++;
+	link_del(&p->lru);
+	pc->npages--;
+	leaf_set(pc, leaf, p->index & PC_MASK, e, false);
+	free(p);
+	if (!leaf->count) {
+		delete_empty(pc, m, leaf);
+		shrink(pc, m);
+	}
+}
+
+/* Reclaim the oldest shadow-only leaf: its shadows are forgotten. */
+static void reclaim_shadow_node(struct pcache *pc)
+{
+	struct pc_node *n = container_of(pc->shadow_nodes.next, struct pc_node,
+					 shadow);
+	struct pc_map *m = n->map;
+
+	pc->ctr->pc_lock_acquisitions++;
+	for (unsigned i = 0; i < PC_SLOTS; i++)
+		if (n->slots[i])
+			leaf_set(pc, n, i, 0, true);
+	delete_empty(pc, m, n);
+	shrink(pc, m);
+}
+
+void pc_evict(struct pcache *pc, struct pc_page *p)
+{
+	struct pc_node *leaf = p->leaf;
+	unsigned off = p->index & PC_MASK;
+	bool knob = pc->mark_values;
+
+	for (unsigned k = 0; k < PC_NMARKS; k++)
+		pc_page_clear_mark(pc, p, k);
+	pc->clock++;
+	pc->ctr->pc_evictions++;
+	pc->ctr->pc_shadows++;
+	page_replace(pc, p, pc_mk_value(pc->clock));
+	if (knob) {
+		/* the fallback's trigger: a mark left on a value entry */
+		mark_set(leaf, off, PC_TOWRITE);
+		pc->nr_marked_values++;
+	}
+	while (pc->nshadow_nodes > pc->shadow_node_max)
+		reclaim_shadow_node(pc);
+}
+
+void pc_remove_page(struct pcache *pc, struct pc_page *p)
+{
+	for (unsigned k = 0; k < PC_NMARKS; k++)
+		pc_page_clear_mark(pc, p, k);
+	page_replace(pc, p, 0);
+}
+
+int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
+		struct pc_page **out)
+{
+	struct pc_page *p;
+	struct pc_node *leaf;
+	uintptr_t old;
+	int err;
+
+	if (pc->npages >= pc->capacity) {
+		struct pc_page *victim = container_of(pc->lru.prev,
+						      struct pc_page, lru);
+
+		if (pc_page_mark(victim, PC_DIRTY)) {
+			err = pc->writepage ? pc->writepage(pc->wp_arg, victim) :
+			      -EBUSY;
+			if (err)
+				return err;
+		}
+		pc_evict(pc, victim);
+	}
+	p = malloc(sizeof(*p) + pc->bs);
+	if (!p)
+		return -ENOMEM;
+	err = walk(pc, m, index, true, &leaf);
+	if (err) {
+		free(p);
+		return err;
+	}
+	old = leaf->slots[index & PC_MASK];
+	if (pc_is_page(old)) {
+		free(p);
+		return -EEXIST;
+	}
+	pc->ctr->pc_lock_acquisitions++;
+	if (pc_is_value(old))
+		pc->ctr->pc_refaults++;
+	p->index = index;
+	/* a refault re-initialises whatever marks the shadow's slot had */
+	leaf_set(pc, leaf, index & PC_MASK, (uintptr_t)p, old != 0);
+	link_add(&pc->lru, &p->lru);
+	pc->npages++;
+	*out = p;
+	return 0;
+}
+
+/* ---- seed path (b): truncate ---- */
+
+/* Drop what entry e of slot off in leaf n holds (not the slot itself). */
+static void drop_entry(struct pcache *pc, uintptr_t e)
+{
+	if (pc_is_page(e)) {
+		link_del(&to_page(e)->lru);
+		pc->npages--;
+		free(to_page(e));
+	}
+	pc->ctr->pc_entries_removed++;
+}
+
+int pc_truncate_naive(struct pcache *pc, struct pc_map *m, uint64_t start,
+		      uint64_t end)
+{
+	uint64_t idx = start;
+	struct pc_node *leaf;
+	unsigned off;
+
+	while (idx < end && find_first(pc, m, idx, -1, &leaf, &off)) {
+		uintptr_t e;
+
+		idx = leaf->base + off;
+		if (idx >= end)
+			break;
+		pc->ctr->pc_lock_acquisitions++;
+		/* load, compare, store NULL with the marks re-initialised */
+		e = leaf->slots[off];
+		if (!e)
+			return -EFSCORRUPTED;
+		leaf_set(pc, leaf, off, 0, true);
+		drop_entry(pc, e);
+		if (!leaf->count) {
+			delete_empty(pc, m, leaf);
+			shrink(pc, m);
+		}
+		idx++;
+	}
+	return 0;
+}
+
+int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
+			uint64_t end)
+{
+	struct pc_node *n;
+	unsigned off, inbatch = 0;
+
+	if (!find_first(pc, m, start, -1, &n, &off))
+		return 0;
+	for (;;) {
+		uintptr_t e;
+		uint64_t idx;
+
+		/* step to the next entry: up when a node is done, down the
+		 * first non-empty slot (each node entered is a visit) */
+		while (off < PC_SLOTS && !n->slots[off])
+			off++;
+		if (off == PC_SLOTS) {
+			if (n->shift == 0)
+				shadow_update(pc, n);
+			if (!n->parent)
+				break;
+			off = n->offset + 1u;
+			n = n->parent;
+			continue;
+		}
+		if (n->shift) {
+			n = pc_node_of(n->slots[off]);
+			off = 0;
+			pc->ctr->pc_node_visits++;
+			continue;
+		}
+		idx = n->base + off;
+		if (idx >= end) {
+			shadow_update(pc, n);
+			break;
+		}
+		if (inbatch == 0)
+			pc->ctr->pc_lock_acquisitions++;
+		inbatch = (inbatch + 1) % PC_BATCH;
+		pc->ctr->pc_node_visits++;
+		/* replace the known entry: no reload, no mark re-init */
+		e = n->slots[off];
+		if (pc_is_page(e)) {
+			for (unsigned k = 0; k < PC_NMARKS; k++)
+				if ((n->marks[k] >> off) & 1)
+					mark_clear(pc, n, off, k);
+		} else if (slot_marked(n, off)) {
+			/* a marked value: the precondition fails, take the
+			 * slow clear for this entry */
+			pc->ctr->pc_fallbacks++;
+			pc->nr_marked_values--;
+			for (unsigned k = 0; k < PC_NMARKS; k++)
+				mark_clear(pc, n, off, k);
+		}
+		n->slots[off] = 0;
+		n->count--;
+		n->nr_values = (uint8_t)(n->nr_values - pc_is_value(e));
+		m->nrpages -= pc_is_page(e);
+		m->nrshadows -= pc_is_value(e);
+		drop_entry(pc, e);
+		if (n->count == 0) {
+			struct pc_node *up = delete_empty(pc, m, n);
+
+			if (!up)
+				break;
+			n = up;
+			off = (unsigned)((idx >> n->shift) & PC_MASK) + 1u;
+			continue;
+		}
+		off++;
+	}
+	shrink(pc, m);
+	return 0;
+}
+
+/* ---- the audit ---- */
+
+#define BAD(pc, ...) do {                                                  \
+		snprintf((pc)->why, sizeof((pc)->why), __VA_ARGS__);        \
+		return -EFSCORRUPTED;                                      \
+	} while (0)
+
+struct pc_tally { uint64_t pages, values, nodes, shadow_nodes, marked_values; };
+
+static int audit_node(struct pcache *pc, struct pc_map *m,
+		      const struct pc_node *n, struct pc_tally *t)
+{
+	unsigned count = 0, values = 0;
+
+	t->nodes++;
+	if (n->map != m)
+		BAD(pc, "map %llu: node at base %llu names another map",
+		    (unsigned long long)m->id, (unsigned long long)n->base);
+	for (unsigned i = 0; i < PC_SLOTS; i++) {
+		uintptr_t e = n->slots[i];
+		uint64_t idx = n->base + ((uint64_t)i << n->shift);
+
+		if (n->shift && e && !pc_is_node(e))
+			BAD(pc, "map %llu: entry above the leaves at %llu",
+			    (unsigned long long)m->id, (unsigned long long)idx);
+		for (unsigned k = 0; k < PC_NMARKS; k++) {
+			bool bit = (n->marks[k] >> i) & 1;
+
+			if (bit && !e)
+				BAD(pc, "map %llu: mark %u set on empty index %llu",
+				    (unsigned long long)m->id, k,
+				    (unsigned long long)idx);
+			if (n->shift && e && bit != !!pc_node_of(e)->marks[k])
+				BAD(pc, "map %llu: mark %u of node slot %llu "
+				    "does not match its child",
+				    (unsigned long long)m->id, k,
+				    (unsigned long long)idx);
+		}
+		if (!e)
+			continue;
+		count++;
+		if (n->shift) {
+			const struct pc_node *c = pc_node_of(e);
+			int err;
+
+			if (c->parent != n || c->offset != i ||
+			    c->shift + PC_SHIFT != n->shift || c->base != idx)
+				BAD(pc, "map %llu: node at %llu is misplaced",
+				    (unsigned long long)m->id,
+				    (unsigned long long)idx);
+			err = audit_node(pc, m, c, t);
+			if (err)
+				return err;
+		} else if (pc_is_value(e)) {
+			values++;
+			t->values++;
+			if (slot_marked(n, i))
+				t->marked_values++;
+			if (pc_value(e) == 0 || pc_value(e) > pc->clock)
+				BAD(pc, "map %llu: shadow at %llu has stamp %llu, "
+				    "never an eviction (clock %llu)",
+				    (unsigned long long)m->id,
+				    (unsigned long long)idx,
+				    (unsigned long long)pc_value(e),
+				    (unsigned long long)pc->clock);
+		} else if (pc_is_page(e)) {
+			const struct pc_page *p = to_page(e);
+
+			t->pages++;
+			if (p->index != idx || p->leaf != n || p->map != m)
+				BAD(pc, "map %llu: page at %llu thinks it is at %llu",
+				    (unsigned long long)m->id,
+				    (unsigned long long)idx,
+				    (unsigned long long)p->index);
+		} else {
+			BAD(pc, "map %llu: node pointer in a leaf at %llu",
+			    (unsigned long long)m->id, (unsigned long long)idx);
+		}
+	}
+	if (count == 0)
+		BAD(pc, "map %llu: empty node at base %llu",
+		    (unsigned long long)m->id, (unsigned long long)n->base);
+	if (count != n->count || values != n->nr_values)
+		BAD(pc, "map %llu: node at base %llu counts %u entries, %u values; "
+		    "its slots hold %u, %u", (unsigned long long)m->id,
+		    (unsigned long long)n->base, n->count, n->nr_values, count,
+		    values);
+	if (n->on_shadow_list != (n->shift == 0 && count == values))
+		BAD(pc, "map %llu: node at base %llu is %son the shadow list",
+		    (unsigned long long)m->id, (unsigned long long)n->base,
+		    n->on_shadow_list ? "" : "not ");
+	t->shadow_nodes += n->on_shadow_list;
+	return 0;
+}
+
+int pc_audit(struct pcache *pc)
+{
+	struct pc_tally t = { 0 };
+	uint64_t lru = 0, listed = 0;
+
+	pc->why[0] = 0;
+	for (size_t i = 0; i < pc->nmaps; i++) {
+		struct pc_map *m = &pc->maps[i];
+		struct pc_tally mt = { 0 };
+		const struct pc_node *r = m->root;
+		int err;
+
+		if (!r) {
+			if (m->nrpages || m->nrshadows)
+				BAD(pc, "map %llu: empty but counts %llu pages",
+				    (unsigned long long)m->id,
+				    (unsigned long long)m->nrpages);
+			continue;
+		}
+		if (r->parent || r->base)
+			BAD(pc, "map %llu: root is not a root",
+			    (unsigned long long)m->id);
+		if (r->shift && r->count == 1 && r->slots[0])
+			BAD(pc, "map %llu: root of height %u uses only slot 0 "
+			    "(not shrunk)", (unsigned long long)m->id,
+			    pc_height(m));
+		err = audit_node(pc, m, r, &mt);
+		if (err)
+			return err;
+		if (mt.pages != m->nrpages || mt.values != m->nrshadows)
+			BAD(pc, "map %llu: counts %llu pages, %llu shadows; holds "
+			    "%llu, %llu", (unsigned long long)m->id,
+			    (unsigned long long)m->nrpages,
+			    (unsigned long long)m->nrshadows,
+			    (unsigned long long)mt.pages,
+			    (unsigned long long)mt.values);
+		t.pages += mt.pages;
+		t.values += mt.values;
+		t.nodes += mt.nodes;
+		t.shadow_nodes += mt.shadow_nodes;
+		t.marked_values += mt.marked_values;
+	}
+	for (const struct pc_link *l = pc->lru.next; l != &pc->lru; l = l->next)
+		if (++lru > t.pages)
+			break;
+	for (const struct pc_link *l = pc->shadow_nodes.next;
+	     l != &pc->shadow_nodes; l = l->next)
+		if (++listed > t.shadow_nodes)
+			break;
+	if (lru != t.pages || pc->npages != t.pages)
+		BAD(pc, "%llu pages indexed, %llu on the LRU, %llu counted",
+		    (unsigned long long)t.pages, (unsigned long long)lru,
+		    (unsigned long long)pc->npages);
+	if (t.pages > pc->capacity)
+		BAD(pc, "%llu pages cached, capacity %llu",
+		    (unsigned long long)t.pages, (unsigned long long)pc->capacity);
+	if (t.nodes != pc->nnodes)
+		BAD(pc, "%llu nodes in the trees, %llu allocated",
+		    (unsigned long long)t.nodes, (unsigned long long)pc->nnodes);
+	if (listed != t.shadow_nodes || listed != pc->nshadow_nodes)
+		BAD(pc, "%llu shadow-only leaves, %llu on the list, %llu counted",
+		    (unsigned long long)t.shadow_nodes,
+		    (unsigned long long)listed,
+		    (unsigned long long)pc->nshadow_nodes);
+	/* Precondition of the batched truncate: no value entry carries a
+	 * mark, except those the fallback knob placed (and counted). */
+	if (t.marked_values != pc->nr_marked_values)
+		BAD(pc, "%llu value entries carry a mark, %llu were placed by "
+		    "the fallback knob", (unsigned long long)t.marked_values,
+		    (unsigned long long)pc->nr_marked_values);
+	return 0;
+}
+
+/* ---- the engine's hooks ---- */
+
+static struct pc_map *inode_map(struct ref_fs *fs, const struct ref_inode *ip)
+{
+	return pc_map_of(fs->pc, ip->ino);
+}
+
+/* Block fb of the file as the device has it (holes, unwritten: zeros). */
+static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      struct ref_extent *e, uint8_t *out)
+{
+	int err = 0;
+
+	if (!(e->len && fb >= e->fileoff && fb - e->fileoff < e->len))
+		err = bmap_lookup(fs, ip, fb, e);
+	if (err)
+		return err;
+	if (e->state != 0) {
+		memset(out, 0, fs->bs);
+		return 0;
+	}
+	fs->ctr.data_bytes_read += fs->bs;
+	return fdata_read(fs, ip, (e->startblk + (fb - e->fileoff)) << fs->bshift,
+			  out, fs->bs);
+}
+
+/* Write one dirty page to its block: writeback set, dirty and towrite
+ * cleared, the block written, writeback cleared. */
+static int writepage(void *arg, struct pc_page *p)
+{
+	struct ref_fs *fs = arg;
+	struct ref_inode *ip;
+	struct ref_extent e;
+	int err = inode_get(fs, p->map->id, &ip);
+
+	if (!err)
+		err = bmap_lookup(fs, ip, p->index, &e);
+	if (err)
+		return err;
+	if (e.state != 0) {
+		ref_report(fs, "inode %llu: dirty page %llu over a block that is "
+			   "not written", (unsigned long long)ip->ino,
+			   (unsigned long long)p->index);
+		return -EFSCORRUPTED;
+	}
+	pc_page_set_mark(fs->pc, p, PC_WRITEBACK);
+	pc_page_clear_mark(fs->pc, p, PC_DIRTY);
+	pc_page_clear_mark(fs->pc, p, PC_TOWRITE);
+	fs->ctr.data_bytes_written += fs->bs;
+	fs->ctr.pc_pages_written++;
+	err = fdata_write(fs, ip, (e.startblk + (p->index - e.fileoff)) <<
+			  fs->bshift, p->data, fs->bs);
+	if (err) {
+		pc_page_set_mark(fs->pc, p, PC_DIRTY); /* try again later */
+		pc_page_clear_mark(fs->pc, p, PC_WRITEBACK);
+		return err;
+	}
+	pc_page_clear_mark(fs->pc, p, PC_WRITEBACK);
+	return 0;
+}
+
+int pcache_mount(struct ref_fs *fs, uint32_t pages)
+{
+	int err;
+
+	if (!pages)
+		return 0;
+	err = pc_new(fs->bs, pages, fs->ninodes, &fs->ctr, &fs->pc);
+	if (err)
+		return err;
+	fs->pc->writepage = writepage;
+	fs->pc->wp_arg = fs;
+	return 0;
+}
+
+void pcache_unmount(struct ref_fs *fs)
+{
+	pc_free(fs->pc);
+	fs->pc = NULL;
+}
+
+/* The fallback knob follows the mount's switch at every entry. */
+static void sync_knob(struct ref_fs *fs)
+{
+	fs->pc->mark_values = PATH_FALLBACK(fs, REF_PATH_PAGECACHE_TRUNCATE);
+}
+
+/* The page at block fb, read in (or made) when missing. */
+static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		    struct ref_extent *e, bool fill, struct pc_page **out)
+{
+	struct pcache *pc = fs->pc;
+	struct pc_map *m = inode_map(fs, ip);
+	int err;
+
+	*out = pc_find_page(pc, m, fb);
+	if (*out) {
+		fs->ctr.pc_hits++;
+		return 0;
+	}
+	fs->ctr.pc_misses++;
+	err = pc_add_page(pc, m, fb, out);
+	if (err)
+		return err;
+	if (!fill) {
+		memset((*out)->data, 0, fs->bs);
+		return 0;
+	}
+	err = read_block(fs, ip, fb, e, (*out)->data);
+	if (err) {
+		pc_remove_page(pc, *out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
+		    uint64_t off, uint64_t end)
+{
+	struct ref_extent e = { 0 };
+	uint64_t pos = off;
+
+	sync_knob(fs);
+	while (pos < end) {
+		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
+		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
+		struct pc_page *p;
+		int err = get_page(fs, ip, fb, &e, true, &p);
+
+		if (err)
+			return pos > off ? (int64_t)(pos - off) : err;
+		memcpy(out + (pos - off), p->data + bo, n);
+		pos += n;
+	}
+	return (int64_t)(end - off);
+}
+
+int pcache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		 uint64_t end, const uint8_t *src, bool dirty)
+{
+	struct ref_extent e = { 0 };
+
+	if (!fs->pc)
+		return 0;
+	sync_knob(fs);
+	while (pos < end) {
+		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
+		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
+		struct pc_page *p;
+		int err = 0;
+
+		if (dirty) /* a partial overwrite reads the block first */
+			err = get_page(fs, ip, fb, &e, n < fs->bs, &p);
+		else
+			p = pc_find_page(fs->pc, inode_map(fs, ip), fb);
+		if (err)
+			return err;
+		if (p)
+			memcpy(p->data + bo, src, n);
+		if (dirty)
+			pc_page_set_mark(fs->pc, p, PC_DIRTY);
+		src += n;
+		pos += n;
+	}
+	return 0;
+}
+
+void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+		 uint64_t to)
+{
+	struct pc_map *m;
+
+	if (!fs->pc || from >= to)
+		return;
+	m = inode_map(fs, ip);
+	for (uint64_t fb = from >> fs->bshift; fb <= (to - 1) >> fs->bshift; fb++) {
+		uintptr_t ent = pc_load(fs->pc, m, fb);
+		uint64_t b0 = fb << fs->bshift, b1 = b0 + fs->bs;
+		uint64_t z0 = from > b0 ? from : b0, z1 = to < b1 ? to : b1;
+
+		if (pc_is_page(ent))
+			memset(to_page(ent)->data + (z0 - b0), 0, z1 - z0);
+		if (!m->root)
+			break;
+	}
+}
+
+/* Seed path (b)'s switch: the naive twin or the batched walk. */
+static int truncate_range(struct ref_fs *fs, struct pc_map *m, uint64_t start,
+			  uint64_t end)
+{
+	sync_knob(fs);
+	if (PATH_NAIVE(fs, REF_PATH_PAGECACHE_TRUNCATE))
+		return pc_truncate_naive(fs->pc, m, start, end);
+	return pc_truncate_batched(fs->pc, m, start, end);
+}
+
+int pcache_truncate(struct ref_fs *fs, struct ref_inode *ip, uint64_t from_fb)
+{
+	uint64_t eof = fs_blocks_roundup(fs, ip->size);
+
+	if (!fs->pc)
+		return 0;
+	return truncate_range(fs, inode_map(fs, ip), from_fb < eof ? from_fb : eof,
+			      UINT64_MAX);
+}
+
+int pcache_discard(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+		   uint64_t fb1)
+{
+	if (!fs->pc || fb0 >= fb1)
+		return 0;
+	return truncate_range(fs, inode_map(fs, ip), fb0, fb1);
+}
+
+/* Write the dirty pages of m from index from on: tag them towrite, then
+ * write each towrite page (marked iteration skips value entries). */
+static int writeback_map(struct ref_fs *fs, struct pc_map *m, uint64_t from)
+{
+	struct pcache *pc = fs->pc;
+	uint64_t idx = from;
+
+	while (pc_find_marked(pc, m, &idx, PC_DIRTY)) {
+		pc_set_mark(pc, m, idx, PC_TOWRITE);
+		idx++;
+	}
+	idx = from;
+	while (pc_find_marked(pc, m, &idx, PC_TOWRITE)) {
+		uintptr_t e = pc_load(pc, m, idx);
+
+		if (pc_is_page(e)) {
+			int err = writepage(fs, to_page(e));
+
+			if (err)
+				return err;
+		}
+		idx++;
+	}
+	return 0;
+}
+
+int pcache_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		 uint64_t wb_fb)
+{
+	int err;
+
+	if (!fs->pc)
+		return 0;
+	err = writeback_map(fs, inode_map(fs, ip), wb_fb);
+	return err ? err : truncate_range(fs, inode_map(fs, ip), fb, UINT64_MAX);
+}
+
+int pcache_writeback(struct ref_fs *fs, struct ref_inode *ip)
+{
+	if (!fs->pc)
+		return 0;
+	sync_knob(fs);
+	if (ip)
+		return writeback_map(fs, inode_map(fs, ip), 0);
+	for (size_t i = 0; i < fs->pc->nmaps; i++) {
+		int err = writeback_map(fs, &fs->pc->maps[i], 0);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ref_writeback(struct ref_fs *fs, uint64_t ino)
+{
+	struct ref_inode *ip = NULL;
+	int err = ino ? inode_get(fs, ino, &ip) : 0;
+
+	return err ? err : pcache_writeback(fs, ip);
+}
+
+int ref_drop_caches(struct ref_fs *fs)
+{
+	struct pc_link *l;
+
+	if (!fs->pc)
+		return 0;
+	sync_knob(fs);
+	/* oldest first, as reclaim would; dirty pages stay */
+	for (l = fs->pc->lru.prev; l != &fs->pc->lru;) {
+		struct pc_page *p = container_of(l, struct pc_page, lru);
+
+		l = l->prev;
+		if (!pc_page_mark(p, PC_DIRTY) && !pc_page_mark(p, PC_WRITEBACK))
+			pc_evict(fs->pc, p);
+	}
+	return 0;
+}
+
+/* The engine's view: entries only inside EOF, zeros past EOF in the EOF
+ * page, dirty pages only over written blocks, no marks left mid-flight. */
+static int audit_file(struct ref_fs *fs, struct ref_inode *ip)
+{
+	struct pcache *pc = fs->pc;
+	struct pc_map *m = inode_map(fs, ip);
+	uint64_t last, eof = fs_blocks_roundup(fs, ip->size), idx;
+	uintptr_t e;
+
+	if (!pc_last_index(m, &last))
+		return 0;
+	if (ip->type == ITYPE_FREE)
+		BAD(pc, "inode %llu is free but has %llu pages, %llu shadows "
+		    "cached", (unsigned long long)ip->ino,
+		    (unsigned long long)m->nrpages,
+		    (unsigned long long)m->nrshadows);
+	if (last >= eof)
+		BAD(pc, "inode %llu: %s at index %llu, past EOF (size %llu)",
+		    (unsigned long long)ip->ino,
+		    pc_is_value(pc_load(pc, m, last)) ? "shadow" : "page",
+		    (unsigned long long)last, (unsigned long long)ip->size);
+	e = pc_load(pc, m, eof - 1);
+	if (pc_is_page(e) && (ip->size & (fs->bs - 1))) {
+		uint32_t bo = (uint32_t)(ip->size & (fs->bs - 1));
+
+		for (uint32_t k = bo; k < fs->bs; k++)
+			if (to_page(e)->data[k])
+				BAD(pc, "inode %llu: cached byte %llu past EOF is "
+				    "%#x", (unsigned long long)ip->ino,
+				    (unsigned long long)(ip->size - bo + k),
+				    to_page(e)->data[k]);
+	}
+	for (unsigned k = PC_WRITEBACK; k < PC_NMARKS; k++)
+		for (idx = 0; pc_find_marked(pc, m, &idx, k); idx++)
+			if (pc_is_page(pc_load(pc, m, idx)))
+				BAD(pc, "inode %llu: page %llu still marked %s",
+				    (unsigned long long)ip->ino,
+				    (unsigned long long)idx,
+				    k == PC_WRITEBACK ? "writeback" : "towrite");
+	for (idx = 0; pc_find_marked(pc, m, &idx, PC_DIRTY); idx++) {
+		struct ref_extent x;
+		int err = bmap_lookup(fs, ip, idx, &x);
+
+		if (err)
+			return err;
+		if (!pc_is_page(pc_load(pc, m, idx)) || x.state != 0)
+			BAD(pc, "inode %llu: dirty %s at %llu over a block that "
+			    "is not written", (unsigned long long)ip->ino,
+			    pc_is_page(pc_load(pc, m, idx)) ? "page" : "entry",
+			    (unsigned long long)idx);
+	}
+	return 0;
+}
+
+int pcache_audit(struct ref_fs *fs)
+{
+	int err;
+
+	if (!fs->pc)
+		return 0;
+	err = pc_audit(fs->pc);
+	for (uint32_t i = 0; i < fs->ninodes && !err; i++)
+		err = audit_file(fs, &fs->inodes[i]);
+	if (err == -EFSCORRUPTED && fs->pc->why[0])
+		ref_report(fs, "page cache: %s", fs->pc->why);
+	return err;
+}

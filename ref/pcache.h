@@ -1,0 +1,194 @@
+/*
+ * pcache.h - the page cache (pcache.c): a per-file radix index of 64-way
+ * nodes holding pages and shadow entries, with marks, one global LRU of
+ * pages, and the hooks file.c, truncate.c and mount.c call.
+ *
+ * The index is usable on its own (tests/test_pcache.c, props/suite_pcache.c
+ * drive it without a filesystem): pc_new() gives a cache of `capacity`
+ * pages of `bs` bytes over `nmaps` indexes (map ids 1..nmaps).
+ *
+ * Entries are tagged words:
+ *
+ *   0            empty
+ *   ...1         value entry (a shadow): the eviction clock, shifted up
+ *   ..10         internal node
+ *   ..00         page (struct pc_page *)
+ *
+ * Only leaves (shift 0) hold pages and values; internal nodes hold nodes.
+ * A node's count and nr_values count its non-empty and value slots; an
+ * internal node's mark bit for a slot is set iff that child holds the
+ * mark anywhere.  The tree is canonical between operations: no empty
+ * node, and a root with shift > 0 has a slot other than 0 in use.
+ */
+#ifndef FSORACLE_REF_PCACHE_H
+#define FSORACLE_REF_PCACHE_H
+
+#include "ref/ref_internal.h"
+
+#define PC_SHIFT 6
+#define PC_SLOTS (1u << PC_SHIFT)
+#define PC_BATCH 31            /* entries per lock round (folio batch) */
+#define PC_DEFAULT_PAGES 1024  /* pagecache= default                   */
+
+enum pc_mark { PC_DIRTY, PC_WRITEBACK, PC_TOWRITE, PC_NMARKS };
+
+struct pc_link { struct pc_link *prev, *next; };
+
+struct pc_map;
+struct pc_node;
+
+struct pc_page {
+	struct pc_link lru;        /* first: the LRU links             */
+	struct pc_map *map;
+	struct pc_node *leaf;      /* stable while the page is indexed */
+	uint64_t index;
+	uint8_t data[];
+};
+
+struct pc_node {
+	struct pc_link shadow;     /* on the shadow-node list          */
+	struct pc_node *parent;
+	struct pc_map *map;
+	uint64_t base;             /* index of slot 0's first entry    */
+	uint64_t marks[PC_NMARKS];
+	uint8_t shift, offset, count, nr_values;
+	bool on_shadow_list;
+	uintptr_t slots[PC_SLOTS];
+};
+
+struct pc_map {
+	struct pc_node *root;
+	uint64_t id;
+	uint64_t nrpages, nrshadows;
+};
+
+struct pcache {
+	uint32_t bs;
+	uint64_t capacity, npages, nnodes;
+	uint64_t clock;              /* evictions so far: shadows' stamp   */
+	struct pc_link lru;          /* next: most recently used           */
+	struct pc_link shadow_nodes; /* next: oldest shadow-only leaf      */
+	uint64_t nshadow_nodes, shadow_node_max;
+	uint64_t nr_marked_values;   /* value entries carrying a mark      */
+	bool mark_values;            /* fallback knob: evictions leave the
+					towrite mark on the shadow        */
+	struct ref_counters *ctr;
+	struct pc_map *maps;
+	size_t nmaps;
+	/* write a dirty page before it is evicted (NULL: none may be) */
+	int (*writepage)(void *arg, struct pc_page *p);
+	void *wp_arg;
+	char why[160];               /* the audit's first finding          */
+};
+
+/* ---- the index ---- */
+
+static inline bool pc_is_value(uintptr_t e) { return e & 1; }
+static inline bool pc_is_node(uintptr_t e) { return (e & 3) == 2; }
+static inline bool pc_is_page(uintptr_t e) { return e && !(e & 3); }
+static inline uintptr_t pc_mk_value(uint64_t v) { return (uintptr_t)(v << 1) | 1; }
+static inline uint64_t pc_value(uintptr_t e) { return (uint64_t)e >> 1; }
+static inline struct pc_node *pc_node_of(uintptr_t e)
+{
+	return (struct pc_node *)(e - 2);
+}
+
+int  pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
+	    struct ref_counters *ctr, struct pcache **out);
+void pc_free(struct pcache *pc);
+struct pc_map *pc_map_of(struct pcache *pc, uint64_t id);
+
+uintptr_t pc_load(struct pcache *pc, struct pc_map *m, uint64_t index);
+/* Store e (0 erases) at index, re-initialising the slot's marks. */
+int  pc_store(struct pcache *pc, struct pc_map *m, uint64_t index,
+	      uintptr_t e);
+bool pc_get_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
+		 unsigned mark);
+/* Set or clear a mark on a present entry (-ENOENT if none). */
+int  pc_set_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
+		 unsigned mark);
+int  pc_clear_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
+		   unsigned mark);
+/* First index >= *index holding mark (a page or not); false: none. */
+bool pc_find_marked(struct pcache *pc, struct pc_map *m, uint64_t *index,
+		    unsigned mark);
+/* Height of the tree (0: empty). */
+unsigned pc_height(const struct pc_map *m);
+
+/* ---- pages ---- */
+
+/* The page at index (NULL: none), moved to the LRU's head. */
+struct pc_page *pc_find_page(struct pcache *pc, struct pc_map *m,
+			     uint64_t index);
+/*
+ * A new page at index (none must be there): evicts the least recently
+ * used page first when full (writing it if dirty), counts a refault when
+ * a shadow held the slot.  Its data is left for the caller to fill.
+ */
+int  pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
+		 struct pc_page **out);
+/* Evict a clean page: it leaves a shadow entry. */
+void pc_evict(struct pcache *pc, struct pc_page *p);
+/* Remove a page leaving nothing (a failed fill). */
+void pc_remove_page(struct pcache *pc, struct pc_page *p);
+bool pc_page_mark(const struct pc_page *p, unsigned mark);
+void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
+void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
+
+/*
+ * Seed path (b): remove every page and shadow entry in [start, end).
+ * Naive: per entry, a walk from the root, one lock round, a store of
+ * NULL that re-initialises all three marks.  Batched: one cursor in
+ * index order, PC_BATCH entries per lock round, the known entry replaced
+ * with no reload and no mark re-initialisation, nodes freed as they
+ * empty; a value entry that carries a mark (only the fallback knob makes
+ * one) sends that entry to the slow clear.
+ */
+int  pc_truncate_naive(struct pcache *pc, struct pc_map *m, uint64_t start,
+		       uint64_t end);
+int  pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
+			 uint64_t end);
+
+/* Recount everything from scratch: 0, or -EFSCORRUPTED with pc->why. */
+int  pc_audit(struct pcache *pc);
+/* Last index in use in m, or false when m is empty. */
+bool pc_last_index(const struct pc_map *m, uint64_t *index);
+
+/* ---- the engine's hooks ---- */
+
+int  pcache_mount(struct ref_fs *fs, uint32_t pages);
+void pcache_unmount(struct ref_fs *fs);
+int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
+		    uint64_t off, uint64_t end);
+/*
+ * [pos, end) of the file now holds src.  dirty: an overwrite of written
+ * blocks, made only in the cache (pages added, read first when partly
+ * covered, and marked dirty).  Else the device has it already: pages
+ * that are cached take the bytes.
+ */
+int  pcache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		  uint64_t end, const uint8_t *src, bool dirty);
+void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+		 uint64_t to);
+/* Drop pages and shadows from block from_fb on and past EOF. */
+int  pcache_truncate(struct ref_fs *fs, struct ref_inode *ip,
+		     uint64_t from_fb);
+/* Drop pages and shadows of blocks [fb0, fb1), dirty or not. */
+int  pcache_discard(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+		    uint64_t fb1);
+/* Before extents move (collapse, insert): write dirty pages from block
+ * wb_fb on, then drop everything from block fb on. */
+int  pcache_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		  uint64_t wb_fb);
+int  pcache_writeback(struct ref_fs *fs, struct ref_inode *ip);
+
+/* Does an overwrite of a written block of ip only dirty its page?  Not
+ * when the data goes through the journal or is appended (zoned). */
+static inline bool pcache_dirties(const struct ref_fs *fs,
+				  const struct ref_inode *ip)
+{
+	return fs->pc && !inode_journals_data(fs, ip) && !file_zoned(fs, ip);
+}
+int  pcache_audit(struct ref_fs *fs);
+
+#endif

@@ -1,0 +1,627 @@
+/*
+ * test_pcache.c - the page cache (ref/pcache.c): the radix index on its
+ * own (insert, lookup, erase, marks, shadows, LRU, refaults, shrinking),
+ * seed path (b)'s two truncate twins with exact work counters on a
+ * trunc-bench-like scenario, the fallback knob, write-back semantics
+ * through the engine, and the audit catching each state a likely mistake
+ * would leave.
+ */
+#include "tests/test.h"
+
+#include <string.h>
+
+#include "ref/pcache.h"
+
+/* ---- the index alone ---- */
+
+struct ix {
+	struct ref_counters ctr;
+	struct pcache *pc;
+	struct pc_map *m;
+};
+
+static int ix_open(struct ix *x, uint64_t capacity)
+{
+	memset(x, 0, sizeof(*x));
+	if (pc_new(64, capacity, 2, &x->ctr, &x->pc))
+		return -1;
+	x->m = pc_map_of(x->pc, 1);
+	return 0;
+}
+
+/* A page at index holding its index's low byte. */
+static int add(struct ix *x, uint64_t index)
+{
+	struct pc_page *p;
+	int err = pc_add_page(x->pc, x->m, index, &p);
+
+	if (!err)
+		memset(p->data, (int)(index & 0xff), 64);
+	return err;
+}
+
+static int audit_ok(struct ix *x)
+{
+	if (pc_audit(x->pc) == 0)
+		return 1;
+	fprintf(stderr, "  audit: %s\n", x->pc->why);
+	return 0;
+}
+
+TEST(pcache_index_stores_loads_and_erases_at_every_height)
+{
+	static const uint64_t idx[] = { 0, 1, 63, 64, 4095, 4096, 262143,
+					262144, 1000000 };
+	const size_t n = sizeof(idx) / sizeof(idx[0]);
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_EQ(pc_height(x.m), 0);
+	x.pc->clock = 100; /* stamps up to 100 are "evictions" */
+	for (size_t i = 0; i < n; i++) {
+		CHECK_OK(pc_store(x.pc, x.m, idx[i], pc_mk_value(i + 1)));
+		CHECK(audit_ok(&x));
+	}
+	/* 1000000 needs 4 levels: 64^3 = 262144 <= 1000000 < 64^4 */
+	CHECK_EQ(pc_height(x.m), 4);
+	CHECK_EQ(x.m->nrshadows, n);
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(pc_load(x.pc, x.m, idx[i]), pc_mk_value(i + 1));
+	CHECK_EQ(pc_load(x.pc, x.m, 2), 0);
+	CHECK_EQ(pc_load(x.pc, x.m, 5000000), 0);
+	/* erasing from the top shrinks the tree level by level */
+	for (size_t i = n; i-- > 0;) {
+		uint64_t last = 0;
+
+		CHECK_OK(pc_store(x.pc, x.m, idx[i], 0));
+		CHECK(audit_ok(&x));
+		CHECK_EQ(pc_load(x.pc, x.m, idx[i]), 0);
+		if (i && pc_last_index(x.m, &last))
+			CHECK_EQ(last, idx[i - 1]);
+	}
+	CHECK(x.m->root == NULL);
+	CHECK_EQ(x.pc->nnodes, 0);
+	pc_free(x.pc);
+}
+
+TEST(pcache_height_shrinks_when_the_high_entries_go)
+{
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_OK(add(&x, 3));
+	CHECK_EQ(pc_height(x.m), 1);
+	CHECK_OK(add(&x, 70000));              /* 64^2 < 70000 < 64^3 */
+	CHECK_EQ(pc_height(x.m), 3);
+	CHECK_EQ(x.pc->nnodes, 5);             /* root, 2 mids, 2 leaves */
+	CHECK_OK(pc_store(x.pc, x.m, 70000, 0));
+	CHECK_EQ(pc_height(x.m), 1);
+	CHECK_EQ(x.pc->nnodes, 1);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
+TEST(pcache_marks_propagate_up_and_clear_down_to_nothing)
+{
+	struct ix x;
+	uint64_t at = 0;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_OK(add(&x, 5));
+	CHECK_OK(add(&x, 5000));
+	CHECK_OK(pc_set_mark(x.pc, x.m, 5000, PC_DIRTY));
+	CHECK(audit_ok(&x));
+	CHECK(pc_get_mark(x.pc, x.m, 5000, PC_DIRTY));
+	CHECK(!pc_get_mark(x.pc, x.m, 5, PC_DIRTY));
+	/* root slot 1 (indexes 4096..8191) carries the mark, slot 0 not */
+	CHECK_EQ(x.m->root->marks[PC_DIRTY], 1u << 1);
+	CHECK(pc_find_marked(x.pc, x.m, &at, PC_DIRTY));
+	CHECK_EQ(at, 5000);
+	at = 5001;
+	CHECK(!pc_find_marked(x.pc, x.m, &at, PC_DIRTY));
+	CHECK_EQ(pc_set_mark(x.pc, x.m, 6, PC_DIRTY), -ENOENT);
+	CHECK_OK(pc_clear_mark(x.pc, x.m, 5000, PC_DIRTY));
+	CHECK_EQ(x.m->root->marks[PC_DIRTY], 0);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
+TEST(pcache_lru_evicts_the_oldest_to_shadows_and_counts_refaults)
+{
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 4));
+	for (uint64_t i = 0; i < 6; i++)
+		CHECK_OK(add(&x, i));
+	/* pages 0 and 1 went first, stamped 1 and 2 */
+	CHECK_EQ(x.pc->npages, 4);
+	CHECK_EQ(pc_load(x.pc, x.m, 0), pc_mk_value(1));
+	CHECK_EQ(pc_load(x.pc, x.m, 1), pc_mk_value(2));
+	CHECK_EQ(x.ctr.pc_evictions, 2);
+	CHECK_EQ(x.m->nrshadows, 2);
+	/* touching 2 makes 3 the oldest */
+	CHECK(pc_find_page(x.pc, x.m, 2) != NULL);
+	CHECK_OK(add(&x, 0));
+	CHECK_EQ(x.ctr.pc_refaults, 1);
+	CHECK(pc_is_page(pc_load(x.pc, x.m, 0)));
+	CHECK(pc_is_page(pc_load(x.pc, x.m, 2)));
+	CHECK_EQ(pc_load(x.pc, x.m, 3), pc_mk_value(3));
+	CHECK(audit_ok(&x));
+	/* a dirty page cannot be evicted without a way to write it */
+	for (uint64_t i = 0; i < 6; i++)
+		if (pc_is_page(pc_load(x.pc, x.m, i)))
+			CHECK_OK(pc_set_mark(x.pc, x.m, i, PC_DIRTY));
+	CHECK_EQ(add(&x, 9), -EBUSY);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
+TEST(pcache_leaves_of_only_shadows_are_listed_and_reclaimed_oldest_first)
+{
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 1));
+	x.pc->shadow_node_max = 2;
+	/* one page at a time: each new page evicts the last, so leaves
+	 * 0, 1, 2 fill with shadows */
+	for (uint64_t i = 0; i < 3 * 64; i += 64)
+		CHECK_OK(add(&x, i));
+	CHECK_OK(add(&x, 1000000)); /* leaf 2's page goes too */
+	CHECK_EQ(x.pc->nshadow_nodes, 2);
+	CHECK_EQ(pc_load(x.pc, x.m, 0), 0);      /* the oldest: reclaimed */
+	CHECK(pc_is_value(pc_load(x.pc, x.m, 64)));
+	CHECK(pc_is_value(pc_load(x.pc, x.m, 128)));
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
+/* ---- the truncate twins on the index ---- */
+
+static struct pc_page *page_at(struct ix *x, uint64_t index)
+{
+	uintptr_t e = pc_load(x->pc, x->m, index);
+
+	return pc_is_page(e) ? (struct pc_page *)e : NULL;
+}
+
+/* n dense pages from 0, the first `shadows` of them evicted. */
+static int dense(struct ix *x, uint64_t n, uint64_t shadows)
+{
+	if (ix_open(x, n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		if (add(x, i))
+			return -1;
+	for (uint64_t i = 0; i < shadows; i++)
+		pc_evict(x->pc, page_at(x, i));
+	return 0;
+}
+
+TEST(pcache_truncate_twins_remove_a_middle_range_alike)
+{
+	for (int twin = 0; twin < 2; twin++) {
+		struct ix x;
+
+		CHECK_OK(dense(&x, 300, 100));
+		CHECK_OK(pc_set_mark(x.pc, x.m, 150, PC_DIRTY));
+		CHECK_OK((twin ? pc_truncate_batched :
+			  pc_truncate_naive)(x.pc, x.m, 50, 200));
+		CHECK(audit_ok(&x));
+		for (uint64_t i = 0; i < 300; i++) {
+			uintptr_t e = pc_load(x.pc, x.m, i);
+
+			if (i >= 50 && i < 200)
+				CHECK_MSG(e == 0, "twin %d: index %llu left", twin,
+					  (unsigned long long)i);
+			else
+				CHECK(i < 100 ? pc_is_value(e) : pc_is_page(e));
+		}
+		CHECK_EQ(x.m->nrpages, 100);
+		CHECK_EQ(x.m->nrshadows, 50);
+		CHECK_EQ(x.ctr.pc_entries_removed, 150);
+		pc_free(x.pc);
+	}
+}
+
+/* ---- through the engine ---- */
+
+#define BS 512
+
+struct eng {
+	struct hw_dev *d;
+	struct ref_fs *fs;
+};
+
+static int eng_open(struct eng *g, const char *mount)
+{
+	struct ref_mkfs_opts mo = { .blocksize = BS, .inodes = 16,
+				    .journal_blocks = 256 };
+	struct ref_mount_opts o = { 0 };
+
+	memset(g, 0, sizeof(*g));
+	if (hw_open("mem:8m", &g->d, NULL, 0) || ref_mkfs(g->d, &mo) ||
+	    ref_parse_mount_opts(mount, &o, NULL, 0))
+		return -1;
+	return ref_mount(g->d, &o, &g->fs);
+}
+
+static void eng_close(struct eng *g)
+{
+	if (g->fs)
+		ref_abandon(g->fs);
+	hw_close(g->d);
+}
+
+static void say(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "  audit: %s\n", line);
+}
+
+/*
+ * trunc-bench in small: 4 files of 256 blocks (sparse, as the benchmark
+ * makes them with ftruncate) read through a cache of 512 pages: twice
+ * the cache, so files 0 and 1 end as shadows and 2 and 3 as pages.
+ */
+#define TB_FILES 4
+#define TB_BLOCKS 256
+#define TB_CAP 512
+
+static int trunc_bench_setup(struct eng *g, const char *mount, uint64_t *ino)
+{
+	static uint8_t buf[64 * BS];
+
+	if (eng_open(g, mount))
+		return -1;
+	for (int f = 0; f < TB_FILES; f++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", f);
+		if (ref_create(g->fs, name, &ino[f]) ||
+		    ref_truncate(g->fs, ino[f], TB_BLOCKS * BS))
+			return -1;
+		for (uint64_t off = 0; off < TB_BLOCKS * BS; off += sizeof(buf))
+			if (ref_pread(g->fs, ino[f], buf, sizeof(buf), off) !=
+			    (int64_t)sizeof(buf))
+				return -1;
+	}
+	return 0;
+}
+
+static void trunc_bench(const char *mount, uint64_t visits, uint64_t clears,
+			uint64_t locks)
+{
+	struct eng g;
+	uint64_t ino[TB_FILES];
+	const struct ref_counters *c;
+
+	CHECK_OK(trunc_bench_setup(&g, mount, ino));
+	c = ref_counters(g.fs);
+	CHECK_EQ(c->pc_misses, TB_FILES * TB_BLOCKS);
+	CHECK_EQ(c->pc_evictions, TB_FILES * TB_BLOCKS - TB_CAP);
+	CHECK_EQ(g.fs->pc->npages, TB_CAP);
+	for (int f = 0; f < TB_FILES; f++) {
+		struct pc_map *m = pc_map_of(g.fs->pc, ino[f]);
+
+		CHECK_EQ(m->nrshadows, f < 2 ? TB_BLOCKS : 0);
+		CHECK_EQ(m->nrpages, f < 2 ? 0 : TB_BLOCKS);
+		CHECK_EQ(pc_height(m), 2);
+	}
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	ref_counters_reset(g.fs);
+	for (int f = 0; f < TB_FILES; f++)
+		CHECK_OK(ref_truncate(g.fs, ino[f], 0));
+	c = ref_counters(g.fs);
+	CHECK_EQ(c->pc_entries_removed, TB_FILES * TB_BLOCKS);
+	CHECK_EQ(c->pc_node_visits, visits);
+	CHECK_EQ(c->pc_mark_clears, clears);
+	CHECK_EQ(c->pc_lock_acquisitions, locks);
+	CHECK_EQ(g.fs->pc->npages, 0);
+	CHECK_EQ(g.fs->pc->nnodes, 0);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
+/*
+ * Naive: per entry a walk of the 2 levels, the 3 marks re-initialised,
+ * one lock round: 1024 x 2 visits, 1024 x 3 clears, 1024 locks.
+ */
+TEST(pcache_truncate_naive_walks_from_the_root_per_entry)
+{
+	trunc_bench("pagecache=512,naive=pagecache_truncate",
+		    TB_FILES * TB_BLOCKS * 2, TB_FILES * TB_BLOCKS * 3,
+		    TB_FILES * TB_BLOCKS);
+}
+
+/*
+ * Batched: per file one visit per entry plus the 5 nodes entered (root
+ * and 4 leaves), no mark clears, ceil(256 / 31) = 9 lock rounds.
+ */
+TEST(pcache_truncate_batched_steps_one_cursor_per_batch)
+{
+	trunc_bench("pagecache=512", TB_FILES * (TB_BLOCKS + 5), 0,
+		    TB_FILES * 9);
+}
+
+/*
+ * The knob: evictions leave a towrite mark on the shadow; the batched
+ * twin must take the slow clear for exactly those entries.
+ */
+TEST(pcache_fallback_knob_sends_marked_shadows_to_the_slow_clear)
+{
+	struct eng g;
+	uint64_t ino[TB_FILES];
+	const struct ref_counters *c;
+	const uint64_t shadows = TB_FILES * TB_BLOCKS - TB_CAP;
+
+	CHECK_OK(trunc_bench_setup(&g, "pagecache=512,fallback=pagecache_truncate",
+				   ino));
+	CHECK_EQ(g.fs->pc->nr_marked_values, shadows);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	ref_counters_reset(g.fs);
+	for (int f = 0; f < TB_FILES; f++)
+		CHECK_OK(ref_truncate(g.fs, ino[f], 0));
+	c = ref_counters(g.fs);
+	CHECK_EQ(c->pc_fallbacks, shadows);
+	CHECK_EQ(c->pc_mark_clears, shadows * 3);
+	CHECK_EQ(g.fs->pc->nr_marked_values, 0);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
+static int pattern_at(uint64_t off) { return (int)((off * 7 + 3) & 0xff); }
+
+static int put(struct ref_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
+	       int salt)
+{
+	uint8_t buf[8 * BS];
+
+	for (uint64_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(pattern_at(off + i) ^ salt);
+	return ref_pwrite(fs, ino, buf, len, off) == (int64_t)len ? 0 : -1;
+}
+
+static int has(struct ref_fs *fs, uint64_t ino, uint64_t off, uint64_t len,
+	       int salt)
+{
+	uint8_t buf[8 * BS];
+
+	if (ref_pread(fs, ino, buf, len, off) != (int64_t)len)
+		return 0;
+	for (uint64_t i = 0; i < len; i++)
+		if (buf[i] != (uint8_t)(pattern_at(off + i) ^ salt))
+			return 0;
+	return 1;
+}
+
+static int remount_after_cut(struct eng *g, const char *mount)
+{
+	struct ref_mount_opts o = { 0 };
+
+	ref_abandon(g->fs);
+	g->fs = NULL;
+	if (ref_parse_mount_opts(mount, &o, NULL, 0))
+		return -1;
+	return ref_mount(g->d, &o, &g->fs);
+}
+
+TEST(pcache_overwrites_stay_in_the_cache_until_writeback_or_fsync)
+{
+	struct eng g;
+	uint64_t ino;
+
+	CHECK_OK(eng_open(&g, "pagecache=8"));
+	CHECK_OK(ref_create(g.fs, "a", &ino));
+	CHECK_OK(put(g.fs, ino, 0, 4 * BS, 0));   /* allocating: on disk */
+	CHECK_OK(ref_fsync(g.fs, ino));
+	CHECK_OK(put(g.fs, ino, 100, 2 * BS, 0x55)); /* overwrite: dirty */
+	CHECK_EQ(ref_counters(g.fs)->pc_pages_written, 0);
+	CHECK(has(g.fs, ino, 100, 2 * BS, 0x55));
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* a cut loses the dirty pages: the fsynced bytes come back */
+	CHECK_OK(remount_after_cut(&g, "pagecache=8"));
+	CHECK(has(g.fs, ino, 0, 4 * BS, 0));
+	/* writeback writes them (3 blocks touched), fsync commits */
+	CHECK_OK(put(g.fs, ino, 100, 2 * BS, 0x55));
+	CHECK_OK(ref_writeback(g.fs, 0));
+	CHECK_EQ(ref_counters(g.fs)->pc_pages_written, 3);
+	CHECK_OK(ref_writeback(g.fs, ino));
+	CHECK_EQ(ref_counters(g.fs)->pc_pages_written, 3);
+	CHECK_OK(put(g.fs, ino, 3 * BS, 10, 0x77));
+	CHECK_OK(ref_fsync(g.fs, ino));
+	CHECK_OK(remount_after_cut(&g, "pagecache=8"));
+	CHECK(has(g.fs, ino, 0, 100, 0));
+	CHECK(has(g.fs, ino, 100, 2 * BS, 0x55));
+	CHECK(has(g.fs, ino, 3 * BS, 10, 0x77));
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
+TEST(pcache_eviction_writes_dirty_pages_and_drop_caches_keeps_them)
+{
+	struct eng g;
+	uint64_t ino;
+
+	CHECK_OK(eng_open(&g, "pagecache=2"));
+	CHECK_OK(ref_create(g.fs, "a", &ino));
+	CHECK_OK(put(g.fs, ino, 0, 4 * BS, 0));
+	CHECK_OK(ref_sync(g.fs));
+	CHECK_OK(put(g.fs, ino, 0, 10, 1));        /* block 0 dirty */
+	CHECK_OK(put(g.fs, ino, BS, 10, 2));       /* block 1 dirty */
+	CHECK_OK(ref_drop_caches(g.fs));           /* both stay */
+	CHECK_EQ(g.fs->pc->npages, 2);
+	CHECK_EQ(ref_counters(g.fs)->pc_pages_written, 0);
+	CHECK(has(g.fs, ino, 2 * BS, BS, 0));      /* evicts block 0 */
+	CHECK_EQ(ref_counters(g.fs)->pc_pages_written, 1);
+	CHECK_OK(ref_drop_caches(g.fs));           /* block 2: clean */
+	CHECK_EQ(g.fs->pc->npages, 1);
+	CHECK(has(g.fs, ino, 0, 10, 1));           /* a refault */
+	CHECK_EQ(ref_counters(g.fs)->pc_refaults, 1);
+	CHECK(has(g.fs, ino, BS, 10, 2));
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
+TEST(pcache_truncate_punch_and_collapse_read_back_as_written)
+{
+	const char *mounts[] = { "pagecache=4", "pagecache=4,naive=all",
+				 "pagecache=0" };
+
+	for (int k = 0; k < 3; k++) {
+		struct eng g;
+		uint64_t ino;
+		uint8_t z[BS];
+
+		CHECK_OK(eng_open(&g, mounts[k]));
+		CHECK((g.fs->pc != NULL) == (k < 2));
+		CHECK_OK(ref_create(g.fs, "a", &ino));
+		CHECK_OK(put(g.fs, ino, 0, 4 * BS, 0));
+		CHECK_OK(put(g.fs, ino, 4 * BS, 4 * BS, 0));
+		CHECK_OK(put(g.fs, ino, 10, 7 * BS, 9));  /* overwrites */
+		/* truncate mid-block: the cached tail past EOF reads 0 after
+		 * the file grows again */
+		CHECK_OK(ref_truncate(g.fs, ino, 5 * BS + 7));
+		CHECK_OK(ref_audit(g.fs, say, NULL));
+		CHECK_OK(ref_truncate(g.fs, ino, 6 * BS));
+		CHECK_EQ(ref_pread(g.fs, ino, z, BS, 5 * BS), BS);
+		CHECK(has(g.fs, ino, 5 * BS, 7, 9));
+		for (int i = 7; i < BS; i++)
+			CHECK_MSG(z[i] == 0, "%s: byte %d past the old EOF",
+				  mounts[k], i);
+		/* punch block 1 and half of block 2 */
+		CHECK_OK(ref_fallocate(g.fs, ino, REF_FALLOC_PUNCH_HOLE |
+				       REF_FALLOC_KEEP_SIZE, BS, BS + BS / 2));
+		CHECK_EQ(ref_pread(g.fs, ino, z, BS, BS), BS);
+		for (int i = 0; i < BS; i++)
+			CHECK(z[i] == 0);
+		CHECK(has(g.fs, ino, 2 * BS + BS / 2, BS / 2, 9));
+		/* collapse block 0: everything moves down one block */
+		CHECK_OK(ref_fallocate(g.fs, ino, REF_FALLOC_COLLAPSE_RANGE, 0,
+				       BS));
+		CHECK_EQ(ref_pread(g.fs, ino, z, BS, 0), BS);  /* the hole */
+		for (int i = 0; i < BS; i++)
+			CHECK(z[i] == 0);
+		CHECK_EQ(ref_pread(g.fs, ino, z, 8, 3 * BS), 8);
+		for (int i = 0; i < 8; i++)
+			CHECK(z[i] == (uint8_t)(pattern_at(4 * BS + i) ^ 9));
+		CHECK_OK(ref_audit(g.fs, say, NULL));
+		CHECK_OK(ref_unmount(g.fs));
+		g.fs = NULL;
+		eng_close(&g);
+	}
+}
+
+TEST(pcache_mount_option_parses_and_rejects)
+{
+	struct ref_mount_opts o = { 0 };
+	char err[160];
+
+	CHECK_OK(ref_parse_mount_opts("pagecache=64", &o, err, sizeof(err)));
+	CHECK_EQ(o.pagecache, 64);
+	CHECK_OK(ref_parse_mount_opts("pagecache=0", &o, err, sizeof(err)));
+	CHECK_EQ(o.pagecache, REF_PAGECACHE_OFF);
+	CHECK_EQ(ref_parse_mount_opts("pagecache=lots", &o, err, sizeof(err)),
+		 -EINVAL);
+	CHECK(strstr(err, "pagecache") != NULL);
+}
+
+/* ---- the audit catches what each mistake would leave ---- */
+
+/* The audit fails, and says what. */
+static int audit_says(struct ref_fs *fs, const char *what)
+{
+	if (ref_audit(fs, NULL, NULL) != -EFSCORRUPTED)
+		return 0;
+	if (strstr(fs->pc->why, what))
+		return 1;
+	fprintf(stderr, "  audit said: %s\n", fs->pc->why);
+	return 0;
+}
+
+/* A file of 8 blocks read through a 4-page cache: shadows at 0..3,
+ * pages at 4..7. */
+static int small_state(struct eng *g, uint64_t *ino)
+{
+	uint8_t buf[8 * BS];
+
+	if (eng_open(g, "pagecache=4") || ref_create(g->fs, "a", ino) ||
+	    put(g->fs, *ino, 0, 4 * BS, 0) || put(g->fs, *ino, 4 * BS, 4 * BS, 0) ||
+	    ref_pread(g->fs, *ino, buf, sizeof(buf), 0) != (int64_t)sizeof(buf) ||
+	    ref_audit(g->fs, NULL, NULL))
+		return -1;
+	return 0;
+}
+
+TEST(pcache_audit_catches_a_shadow_left_past_eof)
+{
+	struct eng g;
+	uint64_t ino;
+
+	CHECK_OK(small_state(&g, &ino));
+	CHECK_OK(ref_truncate(g.fs, ino, 2 * BS));
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* what a truncate that stopped one entry short would leave */
+	CHECK_OK(pc_store(g.fs->pc, pc_map_of(g.fs->pc, ino), 5, pc_mk_value(1)));
+	CHECK(audit_says(g.fs, "past EOF"));
+	eng_close(&g);
+}
+
+TEST(pcache_audit_catches_a_mark_on_a_value_entry_nobody_placed)
+{
+	struct eng g;
+	uint64_t ino;
+	struct pc_node *leaf;
+
+	CHECK_OK(small_state(&g, &ino));
+	leaf = pc_map_of(g.fs->pc, ino)->root;
+	CHECK(pc_is_value(leaf->slots[0]));
+	leaf->marks[PC_TOWRITE] |= 1; /* no propagation needed: a leaf root */
+	CHECK(audit_says(g.fs, "carry a mark"));
+	eng_close(&g);
+}
+
+TEST(pcache_audit_catches_a_mark_left_on_an_emptied_slot)
+{
+	struct eng g;
+	uint64_t ino;
+	struct pc_node *leaf;
+
+	CHECK_OK(small_state(&g, &ino));
+	CHECK_OK(ref_truncate(g.fs, ino, 4 * BS));
+	leaf = pc_map_of(g.fs->pc, ino)->root;
+	CHECK(leaf->slots[6] == 0);
+	leaf->marks[PC_DIRTY] |= 1ull << 6;
+	CHECK(audit_says(g.fs, "mark 0 set on empty index 6"));
+	eng_close(&g);
+}
+
+TEST(pcache_audit_catches_wrong_entry_and_value_counts)
+{
+	struct eng g;
+	uint64_t ino;
+	struct pc_node *leaf;
+	struct pc_map *m;
+
+	CHECK_OK(small_state(&g, &ino));
+	m = pc_map_of(g.fs->pc, ino);
+	leaf = m->root;
+	leaf->nr_values--;
+	CHECK(audit_says(g.fs, "counts"));
+	leaf->nr_values++;
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* grown for index 100 and shrunk back when it goes */
+	CHECK_OK(pc_store(g.fs->pc, m, 100, pc_mk_value(1)));
+	CHECK_EQ(pc_height(m), 2);
+	CHECK_OK(pc_store(g.fs->pc, m, 100, 0));
+	CHECK_EQ(pc_height(m), 1);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	m->root->count--; /* what a lost entry count leaves */
+	CHECK(audit_says(g.fs, "counts"));
+	m->root->count++;
+	eng_close(&g);
+}
+
+int main(int argc, char **argv)
+{
+	return test_main(argc, argv);
+}

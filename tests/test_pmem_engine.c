@@ -1,0 +1,151 @@
+/*
+ * test_pmem_engine.c - the engine on persistent memory: metadata goes
+ * through the device's persist path (stores + flush/fence of the range)
+ * where a block device would use FUA writes and cache flushes, and a
+ * power cut at any write, with the unpersisted stores dropped, kept, or
+ * torn in 8-byte words, loses nothing that was fsynced.
+ *
+ * The device is a pmem: file in a scratch directory in /dev/shm, else
+ * /tmp (libpmem2 persists an ordinary file with msync; on tmpfs that
+ * costs no disk flush); builds without libpmem2 (MSan) cannot open pmem:
+ * at all and skip these tests, saying so.
+ */
+#include "test_engine_util.h"
+
+#include <unistd.h>
+
+struct scratch {
+	char dir[64];
+	char spec[160];
+};
+
+/* "pmem:DIR/img,size=SIZE" under a fresh directory; false: no pmem here. */
+static bool pmem_spec(struct scratch *t, const char *layers, const char *size)
+{
+	struct hw_dev *d;
+	char probe[128];
+
+	/* tmpfs when there is one: msync there costs no disk flush */
+	snprintf(t->dir, sizeof(t->dir), "%s/fsoracle-pmemeng-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	if (!mkdtemp(t->dir))
+		return false;
+	snprintf(probe, sizeof(probe), "pmem:%s/probe,size=64k", t->dir);
+	if (hw_open(probe, &d, NULL, 0) == -EOPNOTSUPP) {
+		fprintf(stderr, "    skipped: pmem: is not available in this build\n");
+		rmdir(t->dir);
+		return false;
+	}
+	hw_close(d);
+	snprintf(probe, sizeof(probe), "%s/probe", t->dir);
+	unlink(probe);
+	snprintf(t->spec, sizeof(t->spec), "%spmem:%s/img,size=%s", layers,
+		 t->dir, size);
+	return true;
+}
+
+static void scratch_done(struct scratch *t)
+{
+	char img[96];
+
+	snprintf(img, sizeof(img), "%s/img", t->dir);
+	unlink(img);
+	rmdir(t->dir);
+}
+
+/*
+ * On pmem the journal persists: commits and checkpoints issue persists
+ * and no FUA write at all reaches the device, and data fsynced before a
+ * cut that drops every unpersisted store reads back after recovery.  On
+ * a block device the same work uses FUA writes and no persist.
+ */
+TEST(pmem_metadata_goes_through_persist_not_fua)
+{
+	struct hw_cut cut = { .kind = HW_CUT_DROP_ALL };
+	struct scratch t;
+	struct efs z, b;
+	struct shadow s = { .b = calloc(1, SHADOW_MAX) };
+	struct shadow u = { .b = calloc(1, SHADOW_MAX) };
+
+	if (!pmem_spec(&t, "crash:", "8m")) {
+		free(s.b);
+		free(u.b);
+		return;
+	}
+	CHECK_OK(e_new(&z, t.spec, NULL, 0));
+	hw_reset_counters(z.dev);
+	ref_counters_reset(z.fs);
+	CHECK_OK(e_file(&z, "f", &s.ino));
+	CHECK_OK(sh_write(z.fs, &s, 1, 0, 40000));
+	CHECK_OK(ref_fsync(z.fs, s.ino));
+	CHECK(ctr(z.fs, "meta_persists") >= 2); /* log range, commit block */
+	CHECK(z.dev->ctr.persists >= 2);
+	CHECK_EQ(z.dev->ctr.fua_writes, 0);
+	CHECK_OK(e_file(&z, "g", &u.ino));     /* never fsynced */
+	CHECK_OK(sh_write(z.fs, &s, 2, 1000, 5000));
+	ref_abandon(z.fs);
+	z.fs = NULL;
+	CHECK_OK(hw_crash_cut(z.dev, &cut));
+	CHECK_MSG(fsck(&z) == 0, "%s", msgs);
+	CHECK_OK(e_mount(&z));
+	s.size = 40000;
+	for (uint64_t i = 0; i < 40000; i++)
+		s.b[i] = pat(1, i);
+	CHECK(sh_matches(z.fs, &s));
+	CHECK_MSG(audit(z.fs) == 0, "%s", msgs);
+	e_close(&z);
+	scratch_done(&t);
+
+	/* the block device twin: FUA and flushes, no persist */
+	CHECK_OK(e_new(&b, "mem:8m", NULL, 0));
+	hw_reset_counters(b.dev);
+	ref_counters_reset(b.fs);
+	CHECK_OK(e_file(&b, "f", &u.ino));
+	CHECK_OK(sh_write(b.fs, &u, 1, 0, 40000));
+	CHECK_OK(ref_fsync(b.fs, u.ino));
+	CHECK_EQ(ctr(b.fs, "meta_persists"), 0);
+	CHECK(b.dev->ctr.fua_writes >= 1);
+	e_close(&b);
+	free(s.b);
+	free(u.b);
+}
+
+/*
+ * The crash test (test_engine_util.h) on pmem: cut at every write of the
+ * data device, dropping every store not persisted, keeping them all, or
+ * keeping a seeded half and tearing the rest in 8-byte words, by turns.
+ */
+TEST(pmem_cut_at_every_write_recovers_fsynced_data)
+{
+	static const struct hw_cut cuts[] = {
+		{ .kind = HW_CUT_DROP_ALL },
+		{ .kind = HW_CUT_KEEP_ALL },
+		{ .kind = HW_CUT_RANDOM, .seed = 3, .tear = HW_TEAR_SEED },
+	};
+	struct scratch t;
+
+	if (!pmem_spec(&t, "faulty:crash:", "2m"))
+		return;
+	CHECK(cut_everywhere(t.spec, NULL, 0, cuts, 3) > 50);
+	scratch_done(&t);
+}
+
+/* The checker's soak with the engine on a pmem: device: engine and model
+ * agree through writes, truncates, fsyncs, remounts and crashes. */
+TEST(pmem_soak_through_the_checker_agrees_with_the_model)
+{
+	struct scratch t;
+	struct target_env env = { .mkfs = "maxrecs=4" };
+	struct gen_cfg gc = { .seed = 9 };
+
+	if (!pmem_spec(&t, "", "32m"))
+		return;
+	env.dev = t.spec;
+	CHECK_EQ(soak(&env, &gc, NULL, 10000, NULL, NULL), CHECK_OK);
+	scratch_done(&t);
+}
+
+int main(int argc, char **argv)
+{
+	return test_main(argc, argv);
+}
