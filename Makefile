@@ -1,6 +1,7 @@
 # fsoracle - the build.  ./build.sh is the entry point; this file does the
-# work.  Every .c under hw/ ref/ harness/ goes into libfsoracle.a, every
-# tests/test_*.c becomes its own test program, tools/*.c the fsoracle CLI.
+# work.  Every .c under hw/ ref/ harness/ props/ perf/ goes into
+# libfsoracle.a, every tests/test_*.c becomes its own test program,
+# tools/*.c the fsoracle CLI.
 #
 #   make                 gcc (or $CC), -O2, into out/
 #   make SAN=asan        ASan + UBSan, into out-asan/
@@ -35,13 +36,13 @@ CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := $(SANF) $(EXTRA_LDFLAGS)
 LIBS    := -lm $(if $(filter msan,$(SAN)),,-lpmem2 -lzbd)
 
-LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c props/*.c))
+LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c props/*.c perf/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
-HDRS      := $(wildcard hw/*.h ref/*.h harness/*.h props/*.h tools/*.h tests/*.h)
+HDRS      := $(wildcard hw/*.h ref/*.h harness/*.h props/*.h perf/*.h tools/*.h tests/*.h)
 
 .PHONY: all check clean
 all: $(O)/libfsoracle.a $(O)/fsoracle $(TEST_BINS)
