@@ -1,0 +1,135 @@
+/*
+ * test_eio.c - an I/O error at each device I/O of a sequence.
+ *
+ * For n = 1, 2, ... the sequence runs on a fresh filesystem over
+ * "faulty:mem:" with a fault armed to fail the nth write or flush (once,
+ * or from then on: a device that died).  The sequence stops at the first
+ * operation that fails.  Then:
+ *
+ *   - if the fault fired, some operation must have returned an error (an
+ *     I/O error never vanishes silently);
+ *   - the engine is abandoned (as after a power cut: nothing more is
+ *     written), the fault disarmed, and the image must mount, replay its
+ *     log, pass the audit and fsck, and the file fsynced before the
+ *     sequence must read back exactly as written.
+ *
+ * n grows until the sequence completes without reaching the nth I/O.
+ */
+#include "tests/test_engine_util.h"
+
+#define KEEP_LEN (64 * 1024)
+
+/* The sequence: writes, overwrites, truncates, punches, fsyncs, unlink. */
+static int sequence(struct efs *z, struct shadow *w)
+{
+	uint64_t ino2;
+
+	if (sh_write(z->fs, w, 2, 0, 40000) ||
+	    ref_fsync(z->fs, w->ino) ||
+	    sh_write(z->fs, w, 3, 12000, 30000) ||
+	    sh_truncate(z->fs, w, 20000) ||
+	    sh_punch(z->fs, w, 4096, 8192) ||
+	    ref_fdatasync(z->fs, w->ino) ||
+	    ref_create(z->fs, "tmp", &ino2) ||
+	    ref_pwrite(z->fs, ino2, w->b, 9000, 0) != 9000 ||
+	    ref_unlink(z->fs, "tmp") ||
+	    sh_write(z->fs, w, 4, 100000, 5000) ||
+	    ref_sync(z->fs))
+		return -1;
+	return 0;
+}
+
+/* One run with the fault at the nth write or flush; 1 when the sequence
+ * completed without the fault firing (n is past its last I/O). */
+static int run_nth(uint64_t n, bool sticky, int *bad)
+{
+	struct efs z = { 0 };
+	struct shadow keep = { .b = calloc(1, SHADOW_MAX) };
+	struct shadow work = { .b = calloc(1, SHADOW_MAX) };
+	struct hw_fault f = { .ops = HW_FAULT_WRITE | HW_FAULT_FLUSH,
+			      .nth = n, .sticky = sticky };
+	int failed, done = 0;
+
+	*bad = 1;
+	if (!keep.b || !work.b || e_new(&z, "faulty:mem:8m", NULL, 0))
+		goto out;
+	if (ref_create(z.fs, "keep", &keep.ino) ||
+	    sh_write(z.fs, &keep, 1, 0, KEEP_LEN) ||
+	    ref_fsync(z.fs, keep.ino) || ref_create(z.fs, "work", &work.ino))
+		goto out;
+	if (hw_fault_arm(z.dev, &f) < 0)
+		goto out;
+	failed = sequence(&z, &work);
+	if (hw_fault_fired(z.dev) == 0) {
+		done = 1;
+		if (failed) {
+			fprintf(stderr, "    n=%llu: an op failed with no fault\n",
+				(unsigned long long)n);
+			goto out;
+		}
+	} else if (!failed) {
+		fprintf(stderr, "    n=%llu%s: the fault fired but every op "
+			"succeeded\n", (unsigned long long)n,
+			sticky ? " sticky" : "");
+		goto out;
+	}
+	hw_fault_disarm(z.dev, -1);
+	ref_abandon(z.fs);
+	z.fs = NULL;
+	if (e_mount(&z)) {
+		fprintf(stderr, "    n=%llu: mount after the error: %s",
+			(unsigned long long)n, msgs);
+		goto out;
+	}
+	if (audit(z.fs)) {
+		fprintf(stderr, "    n=%llu: audit: %s", (unsigned long long)n,
+			msgs);
+		goto out;
+	}
+	if (!sh_matches(z.fs, &keep)) {
+		fprintf(stderr, "    n=%llu: the fsynced file changed\n",
+			(unsigned long long)n);
+		goto out;
+	}
+	if (e_cycle(&z, &keep)) {
+		fprintf(stderr, "    n=%llu: unmount/fsck/mount: %s",
+			(unsigned long long)n, msgs);
+		goto out;
+	}
+	*bad = 0;
+out:
+	e_close(&z);
+	free(keep.b);
+	free(work.b);
+	return done;
+}
+
+static void every_io(bool sticky)
+{
+	uint64_t n;
+	int bad = 0;
+
+	for (n = 1; n < 100000 && !bad; n++)
+		if (run_nth(n, sticky, &bad))
+			break;
+	CHECK_MSG(!bad, "fault at I/O %llu%s", (unsigned long long)n,
+		  sticky ? " (sticky)" : "");
+	CHECK(n > 10);   /* the sequence did I/O and every point was tried */
+	if (getenv("FSO_EIO_VERBOSE"))
+		fprintf(stderr, "    %llu I/O points tried\n", (unsigned long long)n);
+}
+
+TEST(eio_once_at_each_io_reaches_the_caller_and_loses_nothing_fsynced)
+{
+	every_io(false);
+}
+
+TEST(device_dying_at_each_io_reaches_the_caller_and_loses_nothing_fsynced)
+{
+	every_io(true);
+}
+
+int main(int argc, char **argv)
+{
+	return test_main(argc, argv);
+}
