@@ -5,9 +5,12 @@
  * on-disk format with a checksummed superblock, an inode table, per-inode
  * extent maps in on-disk B+trees, a free-space bitmap allocator and a
  * write-ahead metadata journal recovered at mount, and an optional
- * realtime device for files flagged realtime.  Later issues add the page
- * cache, COW fork, delalloc and the five seed paths, each with a naive
- * twin.
+ * realtime device for files flagged realtime (zoned or not), a page cache
+ * with shadow entries, data journaling modes with revoke records, and
+ * reflink with a refcount tree and a COW fork.  Four of the five seed
+ * paths have a naive twin and an optimized version here, switchable per
+ * mount and at run time (enum ref_path); delalloc with compression and
+ * the zoned cap (path (e)) are still to come.
  *
  * Files live in one flat namespace and are addressed by inode number once
  * created or looked up.  Every call returns 0 (or a byte count) or a
