@@ -485,6 +485,13 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 		ret = -EINVAL;
 		goto out_error;
 	}
+	if (e->mkfs.reflink && e->rtdev) {
+		snprintf(err, errlen, "mkfs option reflink cannot go with a "
+			 "realtime device (shared blocks live on the data "
+			 "device only)");
+		ret = -EINVAL;
+		goto out_error;
+	}
 	e->keep = env && env->keep_image &&
 		  (hw_caps(e->dev) & HW_CAP_PERSISTENT);
 	if (e->keep)

@@ -158,5 +158,11 @@ expect_grep "$tmp/out" '^stat.size = 100$' "naive mount works"
 expect_status 2 "naive= unknown path" -- run io -o naive=nosuch mem:64m -c stat
 expect_grep "$tmp/err" "nosuch" "names the unknown path"
 
+# --- reflink and a realtime device do not go together: say so
+expect_status 2 "mkfs reflink with rt" -- run mkfs -r mem:64m -m reflink=1 mem:64m
+expect_grep "$tmp/err" 'reflink=1 cannot go with a realtime device' "mkfs names the conflict"
+expect_status 2 "io reflink with rt" -- run io -m reflink=1 -r mem:64m mem:64m -c stat
+expect_grep "$tmp/err" 'reflink cannot go with a realtime device' "io names the conflict"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

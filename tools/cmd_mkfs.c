@@ -76,6 +76,13 @@ int cmd_mkfs(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.rtdev = rtdev;
+	if (o.reflink && rtdev) {
+		errmsg("reflink=1 cannot go with a realtime device (shared "
+		       "blocks live on the data device only)");
+		hw_close(dev);
+		hw_close(rtdev);
+		return EXIT_USAGE;
+	}
 	rc = ref_mkfs(dev, &o);
 	if (rc)
 		errmsg("cannot format %s%s%s: %s", spec, rtdev ? " with realtime "
