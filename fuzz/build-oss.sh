@@ -28,7 +28,7 @@ work=${WORK:-$(mktemp -d)}/fsoracle-fuzz
 mkdir -p "$work" "$OUT"
 [ -f "$lib" ] || { echo "build-oss: $lib is missing" >&2; exit 1; }
 
-helpers="input geom rig devtrack zoned_model mutate mutator_libfuzzer"
+helpers="input geom rig devtrack mutate mutator_libfuzzer"
 cflags="-std=c11 -D_GNU_SOURCE -I. -Wall -Wextra -Wno-unused-parameter
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
 

@@ -5,6 +5,9 @@
 #include "fuzz/rig.h"
 
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "fuzz/devtrack.h"
 #include "fuzz/fuzz.h"
@@ -135,6 +138,18 @@ void rig_init_all(enum geom_kind kind, const uint8_t *warm, size_t len)
 {
 	if (nrigs)
 		return;
+#ifdef __GLIBC__
+	/*
+	 * Each reset frees a mount's worth of buffers and pages, which glibc
+	 * would hand back to the kernel (heap top past 128k free; blocks of
+	 * 128k and more are mappings of their own), so the next input paid a
+	 * page fault for every page the last one had used.  Keep the heap at
+	 * its high-water mark.  Sanitizer allocators ignore this.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_TOP_PAD, 16 << 20);
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+#endif
 	/* The op array gets its final size now, not at a long input. */
 	op_seq_init(&input_seq);
 	for (unsigned i = 0; i < 4096; i++)

@@ -1,7 +1,7 @@
 /*
  * zoned.c - fuzz target `zoned`: zone operations straight against hw/'s
  * emulated zoned device ("zoned:mem,...") and against the plain model of
- * the same rules (zoned_model.h), in lock step.  After every operation
+ * the same rules (harness/zone_rules.h), in lock step.  After every operation
  * the result codes, the bytes read, an append's location and every
  * zone's condition and write pointer must agree; anything else is a
  * crash.  No filesystem is involved.
@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
-#include "fuzz/zoned_model.h"
+#include "harness/zone_rules.h"
 #include "hw/hw.h"
 
 #define ZOPS_MAX 256
@@ -56,7 +56,7 @@ static uint32_t le32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-static void cfg_from_header(const uint8_t *h, struct zmod_cfg *c)
+static void cfg_from_header(const uint8_t *h, struct zrules_cfg *c)
 {
 	uint32_t nr_seq;
 
@@ -79,16 +79,6 @@ static void cfg_from_header(const uint8_t *h, struct zmod_cfg *c)
 		c->nr_offline = nr_seq - c->nr_readonly;
 }
 
-static void spec_of(const struct zmod_cfg *c, char *spec, size_t len)
-{
-	snprintf(spec, len, "zoned:mem,size=%llu,zone=%llu,cap=%llu,conv=%u,"
-		 "append_max=%u,max_open=%u,max_active=%u,readonly=%u,offline=%u",
-		 (unsigned long long)c->zone_size * c->nr_zones,
-		 (unsigned long long)c->zone_size, (unsigned long long)c->capacity,
-		 c->nr_conv, c->max_append, c->max_open, c->max_active,
-		 c->nr_readonly, c->nr_offline);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const uint8_t warm[FUZZ_HDR_LEN + OP_BIN_RECORD] = {
@@ -97,7 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	if (buf_a)
 		return 0;
-	buf_len = ZMOD_MAX_ZONES * (32u << 10) + 4096;
+	buf_len = ZRULES_MAX_ZONES * (32u << 10) + 4096;
 	buf_a = malloc(buf_len);
 	buf_b = malloc(buf_len);
 	buf_w = malloc(buf_len);
@@ -108,10 +98,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* Every zone's condition and write pointer, device vs model. */
-static void compare_zones(struct hw_dev *dev, const struct zmod *m,
+static void compare_zones(struct hw_dev *dev, const struct zrules *m,
 			  unsigned opno, const char *what)
 {
-	struct hw_zone z[ZMOD_MAX_ZONES];
+	struct hw_zone z[ZRULES_MAX_ZONES];
 	unsigned nr = m->cfg.nr_zones;
 	int ret = hw_report_zones(dev, 0, z, &nr);
 
@@ -121,11 +111,10 @@ static void compare_zones(struct hw_dev *dev, const struct zmod *m,
 	for (unsigned i = 0; i < nr; i++) {
 		struct hw_zone w;
 
-		zmod_report(m, i, &w);
+		zrules_zone(m, i, &w);
 		if (z[i].type != w.type || z[i].cond != w.cond ||
-		    z[i].start != w.start ||
-		    (w.type == HW_ZONE_SEQ && (z[i].wp != w.wp ||
-					       z[i].capacity != w.capacity)))
+		    z[i].start != w.start || z[i].len != w.len ||
+		    z[i].wp != w.wp || z[i].capacity != w.capacity)
 			fuzz_die("zoned: after op %u (%s), zone %u: device says type "
 				 "%u cond %u wp +%llu cap %llu, the model type %u "
 				 "cond %u wp +%llu cap %llu", opno, what, i,
@@ -140,8 +129,8 @@ static void compare_zones(struct hw_dev *dev, const struct zmod *m,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_input in;
-	struct zmod_cfg cfg;
-	struct zmod m;
+	struct zrules_cfg cfg;
+	struct zrules m;
 	struct hw_dev *dev;
 	char spec[256], err[256], what[96];
 	uint64_t devsize;
@@ -149,10 +138,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_split(data, size, &in);
 	cfg_from_header(in.hdr, &cfg);
-	spec_of(&cfg, spec, sizeof(spec));
+	zrules_spec(&cfg, spec, sizeof(spec));
 	if (hw_open(spec, &dev, err, sizeof(err)))
 		fuzz_die("zoned: cannot open %s: %s", spec, err);
-	if (zmod_init(&m, &cfg))
+	if (zrules_init(&m, &cfg))
 		fuzz_die("zoned: out of memory");
 	devsize = (uint64_t)cfg.nr_zones * cfg.zone_size;
 	compare_zones(dev, &m, 0, "open");
@@ -196,12 +185,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (kind) {
 		case Z_WRITE:
 			a = hw_write(dev, off, buf_w, (size_t)len, (r[2] & 1) ? HW_FUA : 0);
-			b = zmod_write(&m, off, buf_w, (size_t)len);
+			b = zrules_write(&m, off, buf_w, (size_t)len);
 			break;
 		case Z_APPEND:
 			a = hw_zone_append(dev, zone, buf_w, (size_t)len,
 					   (r[2] & 1) ? HW_FUA : 0, &at_dev);
-			b = zmod_append(&m, zone, buf_w, (size_t)len, &at_mod);
+			b = zrules_append(&m, zone, buf_w, (size_t)len, &at_mod);
 			if (!a && !b && at_dev != at_mod)
 				fuzz_die("zoned: op %u (%s): appended at +%llu on "
 					 "the device, +%llu in the model", opno, what,
@@ -210,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case Z_READ:
 			a = hw_read(dev, off, buf_a, (size_t)len);
-			b = zmod_read(&m, off, buf_b, (size_t)len);
+			b = zrules_read(&m, off, buf_b, (size_t)len);
 			if (!a && !b && memcmp(buf_a, buf_b, (size_t)len))
 				for (uint64_t k = 0; k < len; k++)
 					if (buf_a[k] != buf_b[k])
@@ -227,7 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:
 			a = hw_zone_mgmt(dev, (enum hw_zone_op)(kind - Z_RESET +
 								HW_ZONE_RESET), zone);
-			b = zmod_mgmt(&m, (enum hw_zone_op)(kind - Z_RESET +
+			b = zrules_mgmt(&m, (enum hw_zone_op)(kind - Z_RESET +
 							    HW_ZONE_RESET), zone);
 			break;
 		}
@@ -236,7 +225,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 "the model %d", opno, what, spec, a, b);
 		compare_zones(dev, &m, opno, what);
 	}
-	zmod_free(&m);
+	zrules_free(&m);
 	hw_close(dev);
 	return 0;
 }
@@ -244,12 +233,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 {
 	struct fuzz_input in;
-	struct zmod_cfg cfg;
+	struct zrules_cfg cfg;
 	char spec[256];
 
 	fuzz_split(data, size, &in);
 	cfg_from_header(in.hdr, &cfg);
-	spec_of(&cfg, spec, sizeof(spec));
+	zrules_spec(&cfg, spec, sizeof(spec));
 	fprintf(out, "# zoned input: %s, %zu zone op record(s)\n", spec,
 		in.ops_len / OP_BIN_RECORD);
 	return 0;

@@ -79,7 +79,9 @@ static int gen_fresh_rt(struct gen *g, struct op *op)
 	memset(op, 0, sizeof(*op));
 	op->kind = OP_SET_FLAG;
 	op->file = (uint8_t)f;
-	op->arg = OP_ATTR_REALTIME;
+	/* some realtime files compress their data at writeback too */
+	op->arg = OP_ATTR_REALTIME |
+		  (rng_below(&g->rng, 3) == 0 ? OP_ATTR_COMPRESS : 0);
 	op_normalize(op);
 	return 1;
 }

@@ -270,6 +270,8 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 			r = dst->ops->apply(dst, &op, buf, NULL);
 			if (r < 0)
 				return (int)r;
+			if ((uint64_t)r < n) /* a short write: out of space */
+				return -ENOSPC;
 		}
 		off += n;
 	}

@@ -72,7 +72,7 @@ struct target {
 	const struct target_ops *ops;
 	char name[128];           /* as given in the list: "engine:mem:64m"  */
 	uint64_t unsupported;     /* bit per enum op_kind                    */
-	uint32_t blocksize;       /* alignment unit for collapse/insert/clone */
+	uint32_t blocksize;       /* alignment unit: collapse/insert/clone/xchg */
 	uint32_t caps;            /* TARGET_*                                */
 	char note[160];           /* why ops are unsupported (for reports)   */
 	char names[OP_MAX_FILES][OP_NAME_MAX + 1]; /* file names used       */
@@ -97,6 +97,17 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 		      struct target **out, char *err, size_t errlen);
 int planted_target_new(const char *bug, struct target **out, char *err,
 		       size_t errlen);
+
+/*
+ * Exchange range's rules as the model has them (XFS's
+ * xfs_exchange_range_checks without the to-EOF flag): both ranges inside
+ * their files, both offsets multiples of unit, a length that is not one
+ * only when both ranges end at their EOF, no overlap within one file
+ * (same) counted in whole units.  0 or -EINVAL.  The engine target asks
+ * them too where its files' unit is not the model's (target_engine.c).
+ */
+int exchange_range_checks(uint64_t off1, uint64_t size1, uint64_t off2,
+			  uint64_t size2, uint64_t len, uint32_t unit, int same);
 
 /* The engine target's mounted filesystem (NULL after a failed mount), for
  * inspection commands; t must come from engine_target_new. */

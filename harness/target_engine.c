@@ -7,13 +7,14 @@
  *
  * Ops ref.h does not offer yet return -EOPNOTSUPP and are listed in the
  * target's unsupported mask, so the checker skips and reports them:
- * exchange range, and clone and dedupe range on a filesystem made
- * without reflink (mkfs option reflink=1).  writeback and
+ * clone and dedupe range on a filesystem made without reflink (mkfs
+ * option reflink=1).  writeback and
  * drop_caches reach the engine's page cache (ref_writeback of every
  * file, ref_drop_caches): nothing a reader sees changes.
  *
  * chattr (set_flag) reaches the engine: +r/-r set or clear the realtime
- * flag, +j/-j the journal-data flag.  Flags change where data lives, never what a reader sees, so the
+ * flag, +j/-j the journal-data flag, +o/-o always-COW, +c/-c compression
+ * at writeback.  Flags change where data lives, never what a reader sees, so the
  * model accepts every chattr and ignores it; this target answers as the
  * model does when the engine declines one for a reason of layout (-EINVAL:
  * the file has blocks or there is no realtime device, as XFS; -EOPNOTSUPP:
@@ -62,9 +63,8 @@ struct engine {
 	size_t audit_len;
 };
 
-#define ENGINE_UNSUPPORTED                                                  \
-	((1ull << OP_CLONE_RANGE) |                                          \
-	 (1ull << OP_DEDUPE_RANGE) | (1ull << OP_EXCHANGE_RANGE))
+#define ENGINE_UNSUPPORTED \
+	((1ull << OP_CLONE_RANGE) | (1ull << OP_DEDUPE_RANGE))
 
 static struct engine *to_engine(struct target *t)
 {
@@ -120,11 +120,12 @@ static int set_flag(struct engine *e, uint64_t ino, const struct op *op)
 {
 	uint32_t f = ((op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0) |
 		     ((op->arg & OP_ATTR_JOURNAL_DATA) ? REF_FLAG_JOURNAL_DATA : 0) |
-		     ((op->arg & OP_ATTR_ALWAYS_COW) ? REF_FLAG_COW : 0);
+		     ((op->arg & OP_ATTR_ALWAYS_COW) ? REF_FLAG_COW : 0) |
+		     ((op->arg & OP_ATTR_COMPRESS) ? REF_FLAG_COMPRESS : 0);
 	int ret = 0;
 
 	if (op->arg & ~(uint64_t)(OP_ATTR_REALTIME | OP_ATTR_JOURNAL_DATA |
-				  OP_ATTR_ALWAYS_COW))
+				  OP_ATTR_ALWAYS_COW | OP_ATTR_COMPRESS))
 		ret = -EOPNOTSUPP;
 	else if (f)
 		ret = ref_set_flags(e->fs, ino, (op->flags & OP_FL_CLEAR) ? 0 : f,
@@ -187,6 +188,67 @@ static int get_ino(struct engine *e, unsigned i, int create, uint64_t *ino)
 	e->known |= 1u << i;
 	memcpy(e->cached_name[i], e->t.names[i], sizeof(e->cached_name[i]));
 	return 0;
+}
+
+/* Swap [aoff, +len) of a with [boff, +len) of b (two files) by bytes. */
+static int swap_bytes(struct engine *e, uint64_t a, uint64_t aoff, uint64_t b,
+		      uint64_t boff, uint64_t len)
+{
+	size_t chunk = 1u << 16;
+	uint8_t *x = malloc(chunk), *y = malloc(chunk);
+	int ret = x && y ? 0 : -ENOMEM;
+
+	for (uint64_t done = 0; !ret && done < len; done += chunk) {
+		uint64_t n = len - done < chunk ? len - done : chunk;
+		int64_t r = ref_pread(e->fs, a, x, n, aoff + done);
+
+		if (r == (int64_t)n)
+			r = ref_pread(e->fs, b, y, n, boff + done);
+		if (r == (int64_t)n)
+			r = ref_pwrite(e->fs, a, y, n, aoff + done);
+		if (r == (int64_t)n)
+			r = ref_pwrite(e->fs, b, x, n, boff + done);
+		ret = r < 0 ? (int)r : r != (int64_t)n ? -EIO : 0;
+	}
+	free(x);
+	free(y);
+	return ret;
+}
+
+/*
+ * Exchange range: ino is the op's file (xfs_io's open file), the donor
+ * is file2.  The engine aligns to each file's unit (the block; the rt
+ * extent of a realtime file), the model to the target's blocksize for
+ * every file: where the two differ, the model's rules go first.  The
+ * engine refuses to swap between a realtime file and another, as XFS
+ * does (the mappings are of two devices); the model has no realtime
+ * files and swaps the bytes, and so does this target then, by reads and
+ * writes (see the top: layout refusals answered as the model answers).
+ */
+static int exchange(struct engine *e, uint64_t ino, const struct op *op)
+{
+	struct ref_stat s1, s2;
+	uint64_t src;
+	int ret = get_ino(e, op->file2 % OP_MAX_FILES, 1, &src);
+	int rt1, rt2;
+
+	if (!ret)
+		ret = ref_stat(e->fs, ino, &s1);
+	if (!ret)
+		ret = ref_stat(e->fs, src, &s2);
+	if (ret)
+		return ret;
+	rt1 = !!(s1.flags & REF_FLAG_REALTIME);
+	rt2 = !!(s2.flags & REF_FLAG_REALTIME);
+	if (rt1 != rt2 || (!rt1 && e->t.blocksize != s1.blocksize)) {
+		ret = exchange_range_checks(op->arg, s1.size, op->off, s2.size,
+					    op->len, e->t.blocksize, ino == src);
+		if (ret || op->len == 0)
+			return ret;
+		if (rt1 != rt2)
+			return swap_bytes(e, ino, op->arg, src, op->off, op->len);
+	}
+	return ref_exchange_range(e->fs, ino, op->arg, src, op->off, op->len);
 }
 
 struct ref_fs *engine_target_fs(struct target *t)
@@ -293,6 +355,8 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		    ref_dedupe_range(e->fs, ino, op->arg, src, op->off, op->len);
 		return r > 0 ? 0 : r; /* as the model: 0, whatever was shared */
 	}
+	case OP_EXCHANGE_RANGE:
+		return exchange(e, ino, op);
 	case OP_FSYNC:
 		return ref_fsync(e->fs, ino);
 	case OP_FDATASYNC:
@@ -457,8 +521,8 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 	e->t.ops = &engine_ops;
 	e->t.caps = TARGET_CRASHES | TARGET_AUDITS;
 	e->t.unsupported = ENGINE_UNSUPPORTED;
-	snprintf(e->t.note, sizeof(e->t.note), "ref.h has no exchange range; "
-		 "clone and dedupe need mkfs reflink=1");
+	snprintf(e->t.note, sizeof(e->t.note), "clone and dedupe need mkfs "
+		 "reflink=1");
 	snprintf(e->t.name, sizeof(e->t.name), "%s:%s",
 		 naive ? "naive" : "engine", dev);
 	target_set_names(&e->t, NULL);

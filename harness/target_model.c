@@ -82,16 +82,20 @@ static int is_zero(const uint8_t *p, uint64_t n)
 	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
-/* A zeroed chunk, from the spares when there are some. */
-static uint8_t *chunk_new(struct model *m)
+/*
+ * A chunk, from the spares when there are some, zero outside
+ * [co, co + n): the caller writes that range at once, so zeroing all
+ * 64 KiB first would be wasted on every large write.
+ */
+static uint8_t *chunk_new(struct model *m, uint64_t co, uint64_t n)
 {
-	if (m->nspare) {
-		uint8_t *c = m->spare[--m->nspare];
+	uint8_t *c = m->nspare ? m->spare[--m->nspare] : malloc(CHUNK);
 
-		memset(c, 0, CHUNK);
-		return c;
+	if (c) {
+		memset(c, 0, (size_t)co);
+		memset(c + co + n, 0, (size_t)(CHUNK - co - n));
 	}
-	return calloc(1, CHUNK);
+	return c;
 }
 
 /* Write bytes; zeros landing where no chunk exists allocate nothing. */
@@ -125,7 +129,7 @@ static int mf_write(struct model *m, struct mfile *f, uint64_t off,
 				f->chunk = tab;
 				f->nchunk = want;
 			}
-			f->chunk[ci] = chunk_new(m);
+			f->chunk[ci] = chunk_new(m, co, n);
 			if (!f->chunk[ci])
 				return -ENOMEM;
 		}
@@ -395,16 +399,38 @@ static int64_t m_clone(struct model *m, struct mfile *df, struct mfile *sf,
 	return 0;
 }
 
+int exchange_range_checks(uint64_t off1, uint64_t size1, uint64_t off2,
+			  uint64_t size2, uint64_t len, uint32_t unit, int same)
+{
+	uint64_t blen;
+
+	if (off1 > size1 || off2 > size2)
+		return -EINVAL;
+	if (!aligned(off1, unit) || !aligned(off2, unit))
+		return -EINVAL;
+	if (off1 + len < off1 || off2 + len < off2)
+		return -EINVAL;
+	if (off1 + len > size1 || off2 + len > size2)
+		return -EINVAL;
+	/* a partial last unit: the EOF units of both swap whole */
+	if (!aligned(len, unit) && (off1 + len != size1 || off2 + len != size2))
+		return -EINVAL;
+	blen = (len + unit - 1) / unit * unit;
+	if (same && off1 < off2 + blen && off2 < off1 + blen)
+		return -EINVAL;
+	return 0;
+}
+
 static int64_t m_exchange(struct model *m, struct mfile *df, struct mfile *sf,
 			  const struct op *op)
 {
 	uint64_t done = 0;
-	int err;
+	int err = exchange_range_checks(op->arg, df->size, op->off, sf->size,
+					op->len, m->t.blocksize,
+					op->file == op->file2);
 
-	if (op->off + op->len > sf->size || op->arg + op->len > df->size)
-		return -EINVAL;
-	if (overlaps(op, op->len))
-		return -EINVAL;
+	if (err)
+		return err;
 	while (done < op->len) {
 		uint64_t n = min64(op->len - done, CHUNK);
 

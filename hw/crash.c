@@ -38,6 +38,22 @@
  *
  * The old bytes are read through the lower device, so a faulty layer
  * should sit above this one ("faulty:crash:..."), not below.
+ *
+ * A plan (hw_crash_set_plan) numbers the durability points as they are
+ * issued and fails the power at one of them, or lies at some:
+ *
+ *   I/O      W  F   W  FUA   W  F   W  W  F ...
+ *   point       1      2        3         4
+ *                               ^ fail_at = 3: the power fails right
+ *                                 after this flush (fail_before:
+ *                                 instead of it)
+ *   the writes after it are lost: every cut drops them whole
+ *
+ * After the failure the device still answers (reads see every write),
+ * so the caller's operation runs to its end, but nothing it does is
+ * durable any more; the next cut restores the power.  A lying point is
+ * acknowledged and does nothing: a flush forgets no record, a FUA write
+ * stays pending, a persist marks nothing.
  */
 #include "hw/hw_internal.h"
 
@@ -53,6 +69,7 @@ struct crash_rec {
 	uint8_t *data;         /* bytes written; NULL means zeros          */
 	bool durable;
 	bool seqzone;
+	bool lost;             /* written after the power failed: dropped */
 };
 
 struct crash_dev {
@@ -63,9 +80,16 @@ struct crash_dev {
 	uint64_t points, cuts;
 	uint32_t atomic;
 	uint64_t seq_start;    /* first byte of the sequential zones, or ~0 */
+	struct hw_crash_plan plan;
+	uint64_t plan_points;  /* durability points issued under the plan */
+	bool power_off;        /* the plan's failure happened              */
+	uint64_t lost;         /* I/Os since (none reached the media)      */
 };
 
 enum fate { KEEP, DROP, TEAR };
+
+/* What a durability point does under the plan. */
+enum point { POINT_REAL, POINT_LIE, POINT_FAIL };
 
 static const struct hw_ops crash_ops;
 
@@ -153,6 +177,7 @@ static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
 	struct crash_rec r = {
 		.off = off, .len = len, .seq = seq, .old = old,
 		.durable = durable, .seqzone = off >= cd->seq_start,
+		.lost = cd->power_off,
 	};
 	int rc;
 
@@ -175,6 +200,52 @@ static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/* A durability point is being issued (the power is on): number it. */
+static enum point point_begin(struct crash_dev *cd)
+{
+	const struct hw_crash_plan *p = &cd->plan;
+	uint64_t n = ++cd->plan_points;
+
+	if (n == p->fail_at && p->fail_before)
+		return POINT_FAIL;
+	if (p->lie_count && n >= p->lie_from && n - p->lie_from < p->lie_count)
+		return POINT_LIE;
+	return POINT_REAL;
+}
+
+static void power_fail(struct crash_dev *cd)
+{
+	cd->power_off = true;
+	cd->lost++;
+}
+
+/* A point completed (or was lied about): the power fails now if planned. */
+static void point_end(struct crash_dev *cd)
+{
+	if (cd->plan_points == cd->plan.fail_at && !cd->plan.fail_before)
+		cd->power_off = true;
+}
+
+/*
+ * A flush or persist about to happen: true if it must do nothing (the
+ * power is off, fails now, or the point is a lie).
+ */
+static bool point_void(struct crash_dev *cd)
+{
+	enum point pt;
+
+	if (cd->power_off) {
+		cd->lost++;
+		return true;
+	}
+	pt = point_begin(cd);
+	if (pt == POINT_FAIL)
+		power_fail(cd);
+	else if (pt == POINT_LIE)
+		point_end(cd);
+	return pt != POINT_REAL;
+}
+
 enum io_kind { IO_WRITE, IO_ZERO, IO_DISCARD };
 
 /*
@@ -188,10 +259,20 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 	uint64_t plain = off >= cd->seq_start ? 0
 		       : cd->seq_start - off < len ? cd->seq_start - off : len;
 	uint64_t seq = cd->next_seq++;
-	bool fua = flags & HW_FUA;
+	enum point pt = POINT_REAL;
+	bool fua;
 	uint8_t *old = NULL;
 	int rc;
 
+	/* After a power failure nothing is durable; a planned FUA point
+	 * that fails or lies goes down as a plain write. */
+	if (cd->power_off)
+		cd->lost++;
+	else if (flags & HW_FUA)
+		pt = point_begin(cd);
+	if (cd->power_off || pt != POINT_REAL)
+		flags &= ~HW_FUA;
+	fua = flags & HW_FUA;
 	if (plain) {
 		old = malloc((size_t)plain);
 		if (!old)
@@ -221,6 +302,10 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 	}
 	if (fua)
 		cd->points++;
+	if (pt == POINT_FAIL)
+		power_fail(cd);      /* after recording: in flight, not lost */
+	else if (fua || pt == POINT_LIE)
+		point_end(cd);
 	trim_head(cd);
 	return rc;
 
@@ -249,12 +334,16 @@ static int crash_discard(struct hw_dev *dev, uint64_t off, uint64_t len)
 static int crash_flush(struct hw_dev *dev)
 {
 	struct crash_dev *cd = to_crash(dev);
-	int rc = hw_flush(lower(cd));
+	int rc;
 
+	if (point_void(cd))
+		return 0;
+	rc = hw_flush(lower(cd));
 	if (rc)
 		return rc;
 	forget_all(cd);
 	cd->points++;
+	point_end(cd);
 	return 0;
 }
 
@@ -293,11 +382,15 @@ static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 	struct crash_rec *old = cd->rec, piece;
 	uint64_t end = off + len;
 	size_t n = cd->nrec;
-	int rc = hw_persist(lower(cd), off, len);
+	int rc;
 
+	if (point_void(cd))
+		return 0;
+	rc = hw_persist(lower(cd), off, len);
 	if (rc)
 		return rc;
 	cd->points++;
+	point_end(cd);
 	if (!(lower(cd)->geo.caps & HW_CAP_BYTE_ADDR)) {
 		forget_all(cd);
 		return 0;
@@ -459,8 +552,8 @@ static void decide(const struct crash_dev *cd, const struct hw_cut *c,
 		const struct crash_rec *r = &cd->rec[i];
 		bool keep;
 
-		if (r->durable) {
-			fate[i] = KEEP;
+		if (r->durable || r->lost) {
+			fate[i] = r->durable ? KEEP : DROP;
 			continue;
 		}
 		switch (c->kind) {
@@ -586,7 +679,7 @@ static int64_t pending_count(const struct crash_dev *cd, uint64_t *bytes)
 	if (bytes)
 		*bytes = 0;
 	for (size_t i = 0; i < cd->nrec; i++) {
-		if (cd->rec[i].durable)
+		if (cd->rec[i].durable || cd->rec[i].lost)
 			continue;
 		n++;
 		if (bytes)
@@ -633,6 +726,11 @@ int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
 	if (!rc) {
 		forget_all(cd);
 		cd->cuts++;
+		if (cd->power_off) {  /* the power is back; the plan is done */
+			memset(&cd->plan, 0, sizeof(cd->plan));
+			cd->power_off = false;
+			cd->lost = 0;
+		}
 	}
 out:
 	free(fate);
@@ -666,6 +764,26 @@ int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
 	out->durable_points = cd->points;
 	out->cuts = cd->cuts;
 	out->atomic = cd->atomic;
+	out->plan_points = cd->plan_points;
+	out->power_off = cd->power_off;
+	out->lost = cd->lost;
+	return 0;
+}
+
+int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan)
+{
+	struct crash_dev *cd = find(dev);
+
+	if (!cd)
+		return -EINVAL;
+	if (cd->seq_start != UINT64_MAX)
+		return -EOPNOTSUPP;
+	if (cd->power_off)
+		return -EBUSY;   /* cut first */
+	memset(&cd->plan, 0, sizeof(cd->plan));
+	if (plan)
+		cd->plan = *plan;
+	cd->plan_points = 0;
 	return 0;
 }
 

@@ -150,6 +150,8 @@ struct hw_dev {
  *   pmem:PATH[,size=SIZE]           PATH mapped with libpmem2: writes are
  *                                   stores, hw_persist() makes them durable
  *   zoned:mem,size=SIZE[,ZONEOPTS]  emulated zoned device in RAM
+ *   zoned:null,size=SIZE[,ZONEOPTS] the same zone rules over null: (data
+ *                                   dropped, reads zeros): counting runs
  *   zoned:file,path=PATH[,size=SIZE][,ZONEOPTS]
  *                                   emulated zoned device in an image file,
  *                                   zone state kept in PATH.zones
@@ -271,9 +273,38 @@ struct hw_crash_info {
 	uint64_t durable_points; /* flushes, FUA writes and persists so far  */
 	uint64_t cuts;
 	uint32_t atomic;         /* bytes a power cut never tears            */
+	uint64_t plan_points;    /* points issued since hw_crash_set_plan()  */
+	bool power_off;          /* the plan's power failure has happened    */
+	uint64_t lost;           /* I/Os issued since then (none reach media) */
+};
+
+/*
+ * A plan for the coming durability points (flushes, FUA writes and
+ * persists, numbered 1, 2, ... from hw_crash_set_plan(); NULL clears it):
+ *
+ *   fail_at      the power fails at this point (0: never): right after it
+ *                completes, or with fail_before instead of it (a FUA
+ *                write is then in flight: written, pending, tearable).
+ *                The device runs on for the caller, so the operation in
+ *                progress finishes, but nothing more reaches the media:
+ *                every later write is lost at the next cut whatever the
+ *                cut keeps, and flushes and persists do nothing.  That
+ *                cut ends the failure and the plan; cuts before fail_at
+ *                leave the plan counting.
+ *   lie_from,    points lie_from .. lie_from + lie_count - 1 are
+ *   lie_count    acknowledged without making anything durable: a device
+ *                that lies about its cache, for checks that must fail.
+ *
+ * Not on zoned devices (-EOPNOTSUPP: a zone reset cannot be lost).
+ */
+struct hw_crash_plan {
+	uint64_t fail_at;
+	bool fail_before;
+	uint64_t lie_from, lie_count;
 };
 
 int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut);
+int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan);
 /* Pending writes (>= 0), or -EINVAL without a crash layer. */
 int64_t hw_crash_pending(struct hw_dev *dev);
 /* A mark for HW_CUT_MARK: writes issued from now on come after it. */

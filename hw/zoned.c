@@ -1,9 +1,11 @@
 /*
- * zoned.c - "zoned:mem,..." and "zoned:file,...": emulated zoned devices.
- * The rules live in zone_model.c; this file turns a spec into a zone
- * geometry and a byte store, and keeps a file's zone state across runs.
+ * zoned.c - "zoned:mem,...", "zoned:null,..." and "zoned:file,...":
+ * emulated zoned devices.  The rules live in zone_model.c; this file turns
+ * a spec into a zone geometry and a byte store, and keeps a file's zone
+ * state across runs.
  *
  *   zoned:mem,size=1g,zone=64m,cap=48m,conv=2,append_max=672k,max_open=14,max_active=14
+ *   zoned:null,size=32g,zone=16g,append_max=672k   (stores no data)
  *   zoned:file,path=img,size=1g,zone=64m,...
  *
  * Option names are null_blk's where it has one: zone (zone_size), cap
@@ -279,8 +281,15 @@ static const struct hw_zone_cfg default_cfg = {
 	.zone_size = 256ull << 20,      /* null_blk's default */
 };
 
-static int zoned_mem(const struct hw_opts *o, struct hw_dev **out,
-		     char *err, size_t errlen)
+/*
+ * zoned:mem and zoned:null: the zone model over a store of that kind and
+ * the spec's size.  Over null: the rules hold and the write pointers move
+ * as on any zoned device, but data is dropped and reads return zeros
+ * (HW_META writes are kept, as null: keeps them): counting runs of
+ * devices larger than this machine's memory.
+ */
+static int zoned_store(const struct hw_opts *o, const char *kind,
+		       struct hw_dev **out, char *err, size_t errlen)
 {
 	struct hw_zone_cfg c;
 	struct hw_dev *store;
@@ -293,12 +302,15 @@ static int zoned_mem(const struct hw_opts *o, struct hw_dev **out,
 	rc = spec_cfg(o, &default_cfg, &c, err, errlen);
 	if (rc)
 		return rc;
-	snprintf(spec, sizeof(spec), "mem:%llu", (unsigned long long)c.size);
+	snprintf(spec, sizeof(spec), "%s:%llu", kind,
+		 (unsigned long long)c.size);
 	rc = hw_open(spec, &store, err, errlen);
 	if (rc)
 		return rc;
-	return hw_zoned_new(&c, store, NULL, "mem", NULL, NULL, NULL, out,
-			    err, errlen);
+	return hw_zoned_new(&c, store, NULL,
+			    strcmp(kind, "null") ? kind :
+			    "null (data dropped, reads zeros)",
+			    NULL, NULL, NULL, out, err, errlen);
 }
 
 /*
@@ -460,12 +472,12 @@ out_error:
 static int zoned_open(const struct hw_opts *o, struct hw_dev **out,
 		      char *err, size_t errlen)
 {
-	if (strcmp(o->first, "mem") == 0)
-		return zoned_mem(o, out, err, errlen);
+	if (strcmp(o->first, "mem") == 0 || strcmp(o->first, "null") == 0)
+		return zoned_store(o, o->first, out, err, errlen);
 	if (strcmp(o->first, "file") == 0)
 		return zoned_file(o, out, err, errlen);
 	return hw_errf(err, errlen, -EINVAL,
-		       "'%s' must say where the zones live: zoned:mem,size=SIZE,... or zoned:file,path=PATH,...",
+		       "'%s' must say where the zones live: zoned:mem,size=SIZE,..., zoned:null,size=SIZE,... or zoned:file,path=PATH,...",
 		       o->spec);
 }
 
@@ -476,7 +488,7 @@ static const char *const zoned_keys[] = {
 
 const struct hw_backend hw_zoned_backend = {
 	.kind = "zoned",
-	.usage = "zoned:{mem|file,path=PATH},size=SIZE[,zone=SIZE,cap=SIZE,conv=N,append_max=SIZE,max_open=N,max_active=N,readonly=N,offline=N]",
+	.usage = "zoned:{mem|null|file,path=PATH},size=SIZE[,zone=SIZE,cap=SIZE,conv=N,append_max=SIZE,max_open=N,max_active=N,readonly=N,offline=N]",
 	.keys = zoned_keys,
 	.open = zoned_open,
 };

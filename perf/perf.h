@@ -130,7 +130,7 @@ struct perf_counter_spec {
 #define PERF_MAX_COUNTERS 8
 #define PERF_MAX_PARAMS   12
 #define PERF_MAX_VARIANTS 4
-#define PERF_MAX_CHECKS   8
+#define PERF_MAX_CHECKS   12
 
 /* A figure from the seed's thread, scaled to the run and asserted. */
 struct perf_check {
@@ -161,7 +161,9 @@ struct perf_scenario {
 	/*
 	 * 0 if the engine implements the path, else -ENOSYS with the
 	 * reason in why ("path (c) end-COW is not implemented in the engine
-	 * yet").  NULL: always available.
+	 * yet"): the scenario is skipped.  Any other error is the engine
+	 * failing the probe: the scenario is an error.  NULL: always
+	 * available.
 	 */
 	int (*probe)(char *why, size_t len);
 	/* Format and mount w with j->naive and fill it (not measured). */

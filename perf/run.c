@@ -273,14 +273,18 @@ void perf_run(const struct perf_scenario *sc, const struct perf_opts *o,
 	unsigned nv = sc->nvariants ? sc->nvariants : 1;
 	unsigned np = sc->nparams[o->scale];
 	FILE *pf = o->quiet ? NULL : progress;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->sc = sc;
-	if (sc->probe && sc->probe(r->reason, sizeof(r->reason))) {
-		r->status = PERF_SKIPPED;
+	/* -ENOSYS: the engine lacks the path; anything else is a failure */
+	rc = sc->probe ? sc->probe(r->reason, sizeof(r->reason)) : 0;
+	if (rc) {
+		r->status = rc == -ENOSYS ? PERF_SKIPPED : PERF_ERROR;
 		if (pf)
-			fprintf(pf, "perf %s %s: not available: %s\n", sc->id,
-				sc->name, r->reason);
+			fprintf(pf, "perf %s %s: %s: %s\n", sc->id, sc->name,
+				rc == -ENOSYS ? "not available" : "error",
+				r->reason);
 		return;
 	}
 	if (!sc->setup || !sc->op) {
@@ -295,7 +299,8 @@ void perf_run(const struct perf_scenario *sc, const struct perf_opts *o,
 			struct perf_job j = { .variant = v,
 					      .param = sc->params[o->scale][p],
 					      .scale = o->scale };
-			int rc = 0;
+
+			rc = 0;
 
 			pt->variant = v;
 			pt->param = j.param;

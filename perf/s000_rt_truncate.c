@@ -20,8 +20,6 @@
 #include "perf/perf_internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define TRUNC_TO    4096u
 #define SEED_FILES  1000u   /* the seed's run                    */
@@ -71,25 +69,19 @@ static int probe(char *why, size_t len)
 		"path (a) rt truncate's optimized twin is not implemented in "
 		"the engine yet (truncate leaves no unwritten tail)";
 	struct perf_world w;
-	char buf[32768];
-	uint64_t ino;
 	int rc, found = 0;
 
 	rc = perf_world_open(&w, "mem:16m", "mem:4m", "rtextsize=16k", NULL,
 			     0, why, len);
 	if (rc)
 		return rc;
-	memset(buf, 0x5a, sizeof(buf));
-	rc = ref_create(w.fs, "probe", &ino);
+	rc = perf_add_file(&w, "probe", REF_FLAG_REALTIME);
 	if (!rc)
-		rc = ref_set_flags(w.fs, ino, REF_FLAG_REALTIME, 0);
-	if (!rc && ref_pwrite(w.fs, ino, buf, sizeof(buf), 0) !=
-			   (int64_t)sizeof(buf))
-		rc = -EIO;
+		rc = perf_fill(&w, w.ino[0], 32768, 32768, 0x5a);
 	if (!rc)
-		rc = ref_truncate(w.fs, ino, TRUNC_TO);
+		rc = ref_truncate(w.fs, w.ino[0], TRUNC_TO);
 	if (!rc)
-		rc = ref_bmap(w.fs, ino, find_unwritten, &found);
+		rc = ref_bmap(w.fs, w.ino[0], find_unwritten, &found);
 	perf_world_close(&w);
 	if (rc)
 		return perf_fail(why, len, rc, "probe of path (a): %s",
@@ -101,38 +93,26 @@ static int setup(struct perf_world *w, const struct perf_job *j, char *err,
 		 size_t len)
 {
 	unsigned files, exts;
-	char dev[32], rtdev[48], mkfs[48];
+	char mkfs[48];
 	uint64_t r = j->param;
-	char *buf;
 	int rc;
 
 	shape(j, &files, &exts);
-	snprintf(dev, sizeof(dev), "%s:%s", j->where == PERF_TIME ? "mem" :
-		 "null", j->where == PERF_TIME ? "64m" : "1g");
-	snprintf(rtdev, sizeof(rtdev), "%s:%llu",
-		 j->where == PERF_TIME ? "mem" : "null",
-		 (unsigned long long)((uint64_t)files * exts * r + 8 * r));
 	snprintf(mkfs, sizeof(mkfs), "rtextsize=%llu", (unsigned long long)r);
-	rc = perf_world_open(w, dev, rtdev, mkfs, NULL, j->naive, err, len);
+	rc = perf_world_open_job(w, j, j->where == PERF_TIME ? 64ull << 20 :
+				 1ull << 30, (uint64_t)files * exts * r + 8 * r,
+				 mkfs, NULL, err, len);
 	if (rc)
 		return rc;
-	buf = malloc(r);
-	if (!buf)
-		return perf_fail(err, len, -ENOMEM, "out of memory");
-	memset(buf, 0x5a, r);
+	/* dd bs=R count=1024: one write per rt extent */
 	for (unsigned f = 0; f < files && !rc; f++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "f%u", f);
-		rc = ref_create(w->fs, name, &w->ino[f]);
+		rc = perf_add_file(w, name, REF_FLAG_REALTIME);
 		if (!rc)
-			rc = ref_set_flags(w->fs, w->ino[f], REF_FLAG_REALTIME, 0);
-		for (unsigned e = 0; e < exts && !rc; e++)
-			rc = perf_io_ok(ref_pwrite(w->fs, w->ino[f], buf, r,
-						   e * r), r);
-		w->nfiles = f + 1;
+			rc = perf_fill(w, w->ino[f], exts * r, r, 0x5a);
 	}
-	free(buf);
 	return perf_setup_end(w, rc, "writing the files", err, len);
 }
 
@@ -177,7 +157,7 @@ const struct perf_scenario perf_s000 = {
 	.title = "realtime files of 1024 rt extents truncated to 4k",
 	.path = REF_PATH_RT_TRUNCATE, .path_label = "(a) rt truncate",
 	.param_name = "rtextsize", .param_bytes = 1,
-	.variants = variants, .nvariants = 1,
+	PERF_VARIANTS(variants),
 	PERF_PARAMS(params, params),
 	PERF_COUNTERS(counters),
 	.scale_doc = { "16 files x 1024 rt extents on null:",

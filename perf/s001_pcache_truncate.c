@@ -46,17 +46,12 @@ enum { C_VISITS, C_CLEARS, C_LOCKS, C_ENTRIES, C_FALLBACKS };
 
 static int probe(char *why, size_t len)
 {
-	struct ref_mount_opts o = { 0 };
-
-	if (ref_parse_mount_opts("pagecache=16", &o, NULL, 0) ||
-	    !perf_counter_known("pc_node_visits") ||
-	    !perf_counter_known("pc_mark_clears") ||
-	    !perf_counter_known("pc_lock_acquisitions"))
-		return perf_fail(why, len, -ENOSYS,
+	return perf_probe_engine(why, len, NULL, "pagecache=16",
+				 "pc_node_visits+pc_mark_clears+"
+				 "pc_lock_acquisitions",
 				 "path (b) page-cache truncate is not "
 				 "implemented in the engine yet (no page cache "
 				 "or pc_* counters)");
-	return 0;
 }
 
 static int setup(struct perf_world *w, const struct perf_job *j, char *err,
@@ -69,8 +64,8 @@ static int setup(struct perf_world *w, const struct perf_job *j, char *err,
 	snprintf(mount, sizeof(mount), "pagecache=%llu",
 		 (unsigned long long)pages);
 	/* the files are sparse: the device holds metadata only */
-	rc = perf_world_open(w, j->where == PERF_TIME ? "mem:64m" : "null:1g",
-			     NULL, NULL, mount, j->naive, err, len);
+	rc = perf_world_open_job(w, j, j->where == PERF_TIME ? 64ull << 20 :
+				 1ull << 30, 0, NULL, mount, err, len);
 	if (rc)
 		return rc;
 	buf = malloc(READ_SZ);
@@ -80,7 +75,7 @@ static int setup(struct perf_world *w, const struct perf_job *j, char *err,
 		char name[16];
 
 		snprintf(name, sizeof(name), "f%u", f);
-		rc = ref_create(w->fs, name, &w->ino[f]);
+		rc = perf_add_file(w, name, 0);
 		if (!rc)
 			rc = ref_truncate(w->fs, w->ino[f], size);
 		for (uint64_t off = 0; off < size && !rc; off += READ_SZ) {
@@ -89,7 +84,6 @@ static int setup(struct perf_world *w, const struct perf_job *j, char *err,
 			rc = perf_io_ok(ref_pread(w->fs, w->ino[f], buf, n,
 						  off), n);
 		}
-		w->nfiles = f + 1;
 	}
 	free(buf);
 	rc = perf_setup_end(w, rc, "reading the files", err, len);

@@ -18,7 +18,6 @@
  */
 #include "perf/perf_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,44 +45,26 @@ enum { C_INTENTS, C_ROLLS, C_RECORDS, C_REMAPS, C_FALLBACKS };
 
 static int probe(char *why, size_t len)
 {
-	struct ref_mkfs_opts o = { 0 };
-
-	if (ref_parse_mkfs_opts("reflink=1", &o, NULL, 0) ||
-	    !perf_counter_known("cow_intents") ||
-	    !perf_counter_known("cow_tx_rolls"))
-		return perf_fail(why, len, -ENOSYS,
+	return perf_probe_engine(why, len, "reflink=1", NULL,
+				 "cow_intents+cow_tx_rolls",
 				 "path (c) end-COW is not implemented in the "
 				 "engine yet (no reflink or cow_* counters)");
-	return 0;
 }
 
 static int setup(struct perf_world *w, const struct perf_job *j, char *err,
 		 size_t len)
 {
 	uint64_t size = j->param;
-	char dev[48], *buf;
 	int rc;
 
 	/* the file, its COW staging, the B+trees: 3x the file is plenty */
-	snprintf(dev, sizeof(dev), "%s:%llu",
-		 j->where == PERF_TIME ? "mem" : "null",
-		 (unsigned long long)(3 * size + (64u << 20)));
-	rc = perf_world_open(w, dev, NULL, "reflink=1", NULL, j->naive, err,
-			     len);
+	rc = perf_world_open_job(w, j, 3 * size + (64u << 20), 0, "reflink=1",
+				 NULL, err, len);
 	if (rc)
 		return rc;
-	buf = malloc(FILL_SZ);
-	if (!buf)
-		return perf_fail(err, len, -ENOMEM, "out of memory");
-	memset(buf, 0x3c, FILL_SZ);
-	rc = ref_create(w->fs, "cow", &w->ino[0]);
-	w->nfiles = 1;
-	for (uint64_t off = 0; off < size && !rc; off += FILL_SZ) {
-		uint64_t n = size - off < FILL_SZ ? size - off : FILL_SZ;
-
-		rc = perf_io_ok(ref_pwrite(w->fs, w->ino[0], buf, n, off), n);
-	}
-	free(buf);
+	rc = perf_add_file(w, "cow", 0);
+	if (!rc)
+		rc = perf_fill(w, w->ino[0], size, FILL_SZ, 0x3c);
 	if (!rc)
 		rc = ref_set_flags(w->fs, w->ino[0], REF_FLAG_COW, 0);
 	return perf_setup_end(w, rc, "writing the file", err, len);

@@ -13,9 +13,6 @@
  */
 #include "perf/perf_internal.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #define BS 4096u
 
 static const uint64_t params_quick[] = {
@@ -44,37 +41,26 @@ static int journal_mode(const struct perf_job *j) { return j->variant >= 2; }
 /* The engine has the path when it takes data= and counts forget lookups. */
 static int probe(char *why, size_t len)
 {
-	struct ref_mount_opts o = { 0 };
-
-	if (ref_parse_mount_opts("data=journal", &o, NULL, 0) ||
-	    !perf_counter_known("forget_lookups"))
-		return perf_fail(why, len, -ENOSYS,
+	return perf_probe_engine(why, len, NULL, "data=journal",
+				 "forget_lookups",
 				 "path (d) journal forget is not implemented "
 				 "in the engine yet (no data= mount option or "
 				 "forget_lookups counter)");
-	return 0;
 }
 
 static int setup(struct perf_world *w, const struct perf_job *j, char *err,
 		 size_t len)
 {
-	char dev[48];
-	uint64_t ino;
 	int rc;
 
-	snprintf(dev, sizeof(dev), "%s:%llu",
-		 j->where == PERF_TIME ? "mem" : "null",
-		 (unsigned long long)(j->param + j->param / 16 + (64u << 20)));
-	rc = perf_world_open(w, dev, NULL, NULL,
-			     journal_mode(j) ? "data=journal" : "data=ordered",
-			     j->naive, err, len);
+	rc = perf_world_open_job(w, j, j->param + j->param / 16 + (64u << 20),
+				 0, NULL, journal_mode(j) ? "data=journal" :
+				 "data=ordered", err, len);
 	if (rc)
 		return rc;
-	rc = ref_create(w->fs, "big", &ino);
+	rc = perf_add_file(w, "big", 0);
 	if (!rc)
-		rc = ref_fallocate(w->fs, ino, 0, 0, j->param);
-	w->ino[0] = ino;
-	w->nfiles = 1;
+		rc = ref_fallocate(w->fs, w->ino[0], 0, 0, j->param);
 	return perf_setup_end(w, rc, "fallocating the file", err, len);
 }
 
@@ -118,7 +104,7 @@ const struct perf_scenario perf_s003 = {
 	.title = "unlink or truncate to 0 of a large fallocated file",
 	.path = REF_PATH_FORGET, .path_label = "(d) journal forget",
 	.param_name = "filesize", .param_bytes = 1,
-	.variants = variants, .nvariants = 4,
+	PERF_VARIANTS(variants),
 	PERF_PARAMS(params_quick, params_full),
 	.time_max_param = 1ull << 30,
 	PERF_COUNTERS(counters),

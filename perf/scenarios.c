@@ -1,17 +1,14 @@
 /*
  * scenarios.c - the list of scenarios, one per seed experiment, and what
  * they share: a world of devices and a mounted engine, built the same way
- * for both twins so their inputs are identical.
- *
- * Scenario 004 (zoned compressed delalloc, seed path e) is listed with
- * everything the report needs, but the engine has no delalloc or
- * compression yet: its probe says so and the driver skips it.  It is
- * wired in when the engine gains those calls.
+ * for both twins so their inputs are identical, the files in it, and the
+ * probe that asks the engine whether it has a path at all.
  */
 #include "perf/perf_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int perf_fail(char *err, size_t len, int rc, const char *fmt, ...)
@@ -77,6 +74,72 @@ fail:
 	return rc;
 }
 
+const char *perf_store(const struct perf_job *j)
+{
+	return j->where == PERF_TIME ? "mem" : "null";
+}
+
+int perf_world_open_job(struct perf_world *w, const struct perf_job *j,
+			uint64_t dev_bytes, uint64_t rt_bytes,
+			const char *mkfs, const char *mount, char *err,
+			size_t len)
+{
+	char dev[48], rtdev[48];
+
+	snprintf(dev, sizeof(dev), "%s:%llu", perf_store(j),
+		 (unsigned long long)dev_bytes);
+	snprintf(rtdev, sizeof(rtdev), "%s:%llu", perf_store(j),
+		 (unsigned long long)rt_bytes);
+	return perf_world_open(w, dev, rt_bytes ? rtdev : NULL, mkfs, mount,
+			       j->naive, err, len);
+}
+
+int perf_probe_engine(char *why, size_t len, const char *mkfs,
+		      const char *mount, const char *counters,
+		      const char *unavailable)
+{
+	struct ref_mkfs_opts mo = { 0 };
+	struct ref_mount_opts o = { 0 };
+
+	if ((mkfs && ref_parse_mkfs_opts(mkfs, &mo, NULL, 0)) ||
+	    (mount && ref_parse_mount_opts(mount, &o, NULL, 0)) ||
+	    !perf_counter_known(counters))
+		return perf_fail(why, len, -ENOSYS, "%s", unavailable);
+	return 0;
+}
+
+int perf_add_file(struct perf_world *w, const char *name, uint32_t flags)
+{
+	uint64_t *ino = &w->ino[w->nfiles];
+	int rc;
+
+	if (w->nfiles >= PERF_MAX_FILES)
+		return -ENOSPC;
+	rc = ref_create(w->fs, name, ino);
+	if (rc)
+		return rc;
+	w->nfiles++;
+	return flags ? ref_set_flags(w->fs, *ino, flags, 0) : 0;
+}
+
+int perf_fill(struct perf_world *w, uint64_t ino, uint64_t size,
+	      uint64_t chunk, uint8_t fill)
+{
+	uint8_t *buf = malloc(chunk);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, fill, chunk);
+	for (uint64_t off = 0; off < size && !rc; off += chunk) {
+		uint64_t n = size - off < chunk ? size - off : chunk;
+
+		rc = perf_io_ok(ref_pwrite(w->fs, ino, buf, n, off), n);
+	}
+	free(buf);
+	return rc;
+}
+
 int perf_truncate_all(struct perf_world *w, uint64_t size)
 {
 	int rc = 0;
@@ -133,39 +196,8 @@ void perf_world_close(struct perf_world *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* ---- 004: buffered compressed write on a zoned rt device (path e) ---- */
-
-static int probe_delalloc(char *why, size_t len)
-{
-	return perf_fail(why, len, -ENOSYS,
-			 "path (e) zoned delalloc cap is not implemented in "
-			 "the engine yet (no delalloc, compression or zoned "
-			 "realtime allocation in ref.h)");
-}
-
-static const uint64_t dac_params_quick[] = { 65536, 688128, 1048576 };
-static const uint64_t dac_params_full[] = { 688128 };
-static const struct perf_counter_spec dac_counters[] = {
-	{ "delalloc_calls", "delalloc_calls", 1 },
-	{ "async_chunks", "async_chunks", 1 },
-	{ "compressed_extents", "compressed_extents", 0 },
-};
-
-static const struct perf_scenario s004 = {
-	.id = "004", .name = "zoned-compress",
-	.title = "buffered compressed write on a zoned rt device, then sync",
-	.path = REF_PATH_DELALLOC_CAP, .path_label = "(e) delalloc cap",
-	.param_name = "append_max", .param_bytes = 1,
-	PERF_PARAMS(dac_params_quick, dac_params_full),
-	PERF_COUNTERS(dac_counters),
-	.scale_doc = { "a small compressed write, append_max swept",
-		       "16 GiB compressed write, append_max 672k" },
-	.time_doc = "the sync that runs the delalloc",
-	.probe = probe_delalloc,
-};
-
 const struct perf_scenario *const perf_scenarios[] = {
-	&perf_s000, &perf_s001, &perf_s002, &perf_s003, &s004,
+	&perf_s000, &perf_s001, &perf_s002, &perf_s003, &perf_s004,
 };
 const unsigned perf_nscenarios =
 	sizeof(perf_scenarios) / sizeof(perf_scenarios[0]);

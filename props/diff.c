@@ -15,7 +15,8 @@
 
 int props_targets_get(struct props_targets *pt, char *err, size_t errlen)
 {
-	struct target_env env = { .dev = pt->dev, .mkfs = pt->mkfs };
+	struct target_env env = { .dev = pt->dev, .mkfs = pt->mkfs,
+				  .mount = pt->mount, .rtdev = pt->rtdev };
 	int r;
 
 	if (pt->open)

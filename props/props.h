@@ -413,6 +413,7 @@ int props_ops_gen(struct props_trial *t, const struct props_ops_env *env,
  */
 struct props_targets {
 	const char *list, *dev, *mkfs;
+	const char *mount, *rtdev;   /* NULL: the defaults, none            */
 	struct target *t[TARGET_MAX];
 	int n, open;
 };

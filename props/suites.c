@@ -21,6 +21,10 @@
 	X(rt_truncate) \
 	X(pcache)   \
 	X(cow)      \
+	X(delalloc) \
+	X(exchange) \
+	X(zoned)    \
+	X(zoned_planted) \
 	X(planted)
 
 #define DECLARE(n) extern const struct props_suite props_suite_##n;

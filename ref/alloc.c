@@ -216,14 +216,62 @@ static bool bit_test(const uint8_t *bits, uint64_t i)
 	return bits[i >> 3] & (1u << (i & 7));
 }
 
+static void bit_put(uint8_t *bits, uint64_t i, bool on)
+{
+	if (on)
+		bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+	else
+		bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
 static void bits_set(uint8_t *bits, uint64_t from, uint64_t n, bool on)
 {
-	for (uint64_t i = from; i < from + n; i++) {
-		if (on)
-			bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-		else
-			bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+	uint64_t i = from, end = from + n;
+
+	/* Ragged bits one at a time, whole bytes in between at once. */
+	for (; i < end && ((i & 7) || end - i < 8); i++)
+		bit_put(bits, i, on);
+	if (end - i >= 8) {
+		memset(bits + (i >> 3), on ? 0xff : 0, (size_t)((end - i) >> 3));
+		i += (end - i) & ~(uint64_t)7;
 	}
+	for (; i < end; i++)
+		bit_put(bits, i, on);
+}
+
+/* Bits [i, i + 64) of a bitmap (bit i of byte i / 8 first), zeros past n. */
+static uint64_t bits_word(const uint8_t *bits, uint64_t i, uint64_t n)
+{
+	uint64_t v = 0, left = n - i;
+	unsigned nb = left >= 64 ? 8 : (unsigned)((left + 7) >> 3);
+
+	for (unsigned k = 0; k < nb; k++)
+		v |= (uint64_t)bits[(i >> 3) + k] << (8 * k);
+	return left >= 64 ? v : v & ((1ull << left) - 1);
+}
+
+/*
+ * Over bits [0, n) of have and want (n a multiple of 8 or not): how many
+ * are clear in have, how many differ, and the first that differs.  A
+ * word at a time: the audit compares every bitmap group at every
+ * checkpoint.
+ */
+static void bits_compare(const uint8_t *have, const uint8_t *want, uint64_t n,
+			 uint64_t *nclear, uint64_t *ndiff, uint64_t *first)
+{
+	uint64_t set = 0, diff = 0;
+
+	*first = 0;
+	for (uint64_t i = 0; i < n; i += 64) {
+		uint64_t h = bits_word(have, i, n), d = h ^ bits_word(want, i, n);
+
+		set += (uint64_t)__builtin_popcountll(h);
+		if (d && !diff)
+			*first = i + (uint64_t)__builtin_ctzll(d);
+		diff += (uint64_t)__builtin_popcountll(d);
+	}
+	*nclear = n - set;
+	*ndiff = diff;
 }
 
 /* First clear bit at or after i in [i, end), or end. */
@@ -606,14 +654,7 @@ static int space_check(struct ref_fs *fs, struct alloc_space *s,
 		if (err)
 			break;
 		have = b->data + BM_HDR_SIZE;
-		for (uint64_t i = 0; i < glen; i++) {
-			bool set = bit_test(have, i);
-
-			if (!set)
-				nfree++;
-			if (set != bit_test(want, i) && mism++ == 0)
-				first = i;
-		}
+		bits_compare(have, want, glen, &nfree, &mism, &first);
 		if (mism) {
 			ref_report(fs, "%s group %u: %llu %ss disagree with the "
 				   "references found (first: %s %llu is %s but %s)",

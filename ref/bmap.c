@@ -45,9 +45,16 @@ static void xrec_print(const void *rec, char *buf, size_t len)
 	struct ref_extent e;
 
 	xrec_decode(rec, &e);
-	snprintf(buf, len, "[%llu+%llu -> %llu%s]", (unsigned long long)e.fileoff,
-		 (unsigned long long)e.len, (unsigned long long)e.startblk,
-		 e.state ? " unwritten" : "");
+	if (ext_compressed(&e))
+		snprintf(buf, len, "[%llu+%llu -> %llu+%llu compressed]",
+			 (unsigned long long)e.fileoff, (unsigned long long)e.len,
+			 (unsigned long long)e.startblk,
+			 (unsigned long long)ext_plen(&e));
+	else
+		snprintf(buf, len, "[%llu+%llu -> %llu%s]",
+			 (unsigned long long)e.fileoff, (unsigned long long)e.len,
+			 (unsigned long long)e.startblk,
+			 e.state ? " unwritten" : "");
 }
 
 static const struct bt_type bmbt_type = {
@@ -170,12 +177,13 @@ int bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return 0;
 }
 
-static bool mergeable(const struct ref_fs *fs, const struct ref_extent *l,
-		      const struct ref_extent *r)
+static bool mergeable(const struct ref_fs *fs, const struct ref_inode *ip,
+		      const struct ref_extent *l, const struct ref_extent *r)
 {
 	return l->fileoff + l->len == r->fileoff &&
 	       l->startblk + l->len == r->startblk &&
-	       l->state == r->state && l->len + r->len <= fs->maxext;
+	       l->state == r->state && !ext_compressed(l) &&
+	       l->len + r->len <= file_maxext(fs, ip);
 }
 
 /*
@@ -204,7 +212,7 @@ static int merge_at(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t,
 		return 0;
 	if (err)
 		return err == -ENOENT ? 0 : err;
-	if (r.fileoff != fb || !mergeable(fs, &l, &r))
+	if (r.fileoff != fb || !mergeable(fs, ip, &l, &r))
 		return 0;
 	err = bt_delete(t, r.fileoff);
 	if (err)
@@ -228,7 +236,7 @@ int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 		err = get_le(&t, ext->fileoff - 1, &left);
 		if (err && err != -ENOENT)
 			return err;
-		have_left = !err && mergeable(fs, &left, &cur);
+		have_left = !err && mergeable(fs, ip, &left, &cur);
 	}
 	err = get_ge(&t, ext->fileoff, &right);
 	if (err && err != -ENOENT)
@@ -239,8 +247,8 @@ int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 			   (unsigned long long)right.fileoff);
 		return -EFSCORRUPTED;
 	}
-	have_right = !err && mergeable(fs, &cur, &right);
-	if (have_left && have_right && left.len + cur.len + right.len > fs->maxext)
+	have_right = !err && mergeable(fs, ip, &cur, &right);
+	if (have_left && have_right && left.len + cur.len + right.len > file_maxext(fs, ip))
 		have_right = false;
 
 	if (have_right) {
@@ -261,7 +269,7 @@ int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	}
 	if (err)
 		return err;
-	ip->nblocks += ext->len;
+	ip->nblocks += ext_plen(ext);
 	return 0;
 }
 
@@ -326,6 +334,13 @@ static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			return 0;
 		a = e.fileoff > fb ? e.fileoff : fb;
 		b = eend < end ? eend : end;
+		if (ext_compressed(&e) && (a != e.fileoff || b != eend)) {
+			ref_report(fs, "inode %llu: unmapping file blocks "
+				   "%llu..%llu, part of a compressed extent",
+				   (unsigned long long)ip->ino,
+				   (unsigned long long)a, (unsigned long long)b);
+			return -EFSCORRUPTED;
+		}
 
 		if (a == e.fileoff && b == eend) {
 			err = bt_delete(&t, e.fileoff);
@@ -362,11 +377,14 @@ static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			err = merge_at(fs, ip, &t, e.fileoff);
 		if (err)
 			return err;
-		ip->nblocks -= b - a;
+		ip->nblocks -= ext_compressed(&e) ? ext_plen(&e) : b - a;
+		if (ext_compressed(&e))
+			compr_forget(fs);
 		if (free_blocks) {
 			uint64_t da = e.startblk + (a - e.fileoff);
+			uint64_t dn = ext_compressed(&e) ? ext_plen(&e) : b - a;
 
-			err = free_piece(fs, ip, da, da + (b - a));
+			err = free_piece(fs, ip, da, da + dn);
 			if (err)
 				return err;
 		}
@@ -387,6 +405,18 @@ int bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	       uint64_t len, bool free_blocks)
 {
 	return unmap_range(fs, ip, fb, len, free_blocks, true);
+}
+
+int bmap_unmap_step(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		    uint64_t len)
+{
+	return unmap_range(fs, ip, fb, len, true, false);
+}
+
+int bmap_unmap_keep(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		    uint64_t len)
+{
+	return unmap_range(fs, ip, fb, len, false, false);
 }
 
 /*
@@ -422,6 +452,13 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		edge = up ? orig : orig + e.len;
 		if (up && orig + e.len <= from)
 			return 0;
+		if (up && orig < from && ext_compressed(&e)) {
+			ref_report(fs, "inode %llu: inserting at file block %llu, "
+				   "inside a compressed extent",
+				   (unsigned long long)ip->ino,
+				   (unsigned long long)from);
+			return -EFSCORRUPTED;
+		}
 		if (up && orig < from) {
 			struct ref_extent tail = { from + delta,
 						   e.startblk + (from - orig),
@@ -444,7 +481,7 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			if (!err && !up && first) {
 				/* bmap_map counts it anew and merges left */
 				ip->nextents--;
-				ip->nblocks -= e.len;
+				ip->nblocks -= ext_plen(&e);
 				e.fileoff = orig - delta;
 				err = bmap_map(fs, ip, &e);
 			} else if (!err) {
@@ -507,6 +544,12 @@ static int convert_piece(struct ref_fs *fs, struct ref_inode *ip,
 				   e->state };
 	int err;
 
+	if (ext_compressed(e)) {
+		ref_report(fs, "inode %llu: converting part of a compressed "
+			   "extent at file block %llu", (unsigned long long)ip->ino,
+			   (unsigned long long)e->fileoff);
+		return -EFSCORRUPTED;
+	}
 	if (!bmap_can_insert(fs, ip, (a > e->fileoff) + (b < eend)))
 		return -ENOSPC;
 	if (a > e->fileoff) {

@@ -571,6 +571,23 @@ int cow_end(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb, uint64_t len)
 	}
 }
 
+int cow_cancel(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+	       uint64_t len)
+{
+	struct ref_extent c;
+	int err;
+
+	if (!fs->rl)
+		return 0;
+	err = cow_end(fs, ip, fb, len);
+	while (!err && (err = fork_cut(fs, cow_fork(fs, ip), fb, len, &c)) == 0) {
+		err = stage_del(fs, c.startblk, c.len);
+		if (!err)
+			err = alloc_free(fs, c.startblk, c.len);
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
 int cow_zero_written(struct ref_fs *fs, struct ref_inode *ip,
 		     const struct ref_extent *e, uint64_t from, uint64_t to)
 {

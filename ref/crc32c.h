@@ -7,5 +7,9 @@
 
 /* crc32c(0, buf, len) starts a checksum; pass a previous result to chain. */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+/* The same with tables only, whatever the CPU (tests compare the two). */
+uint32_t crc32c_portable(uint32_t crc, const void *buf, size_t len);
+/* 1 when crc32c() uses the CPU's crc32 instruction. */
+int crc32c_accelerated(void);
 
 #endif

@@ -164,11 +164,72 @@ static int set_size_and_log(struct ref_fs *fs, struct ref_inode *ip,
 	return inode_log(fs, ip);
 }
 
+int file_alloc_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      uint64_t want, bool may_commit, uint64_t *blk,
+		      uint64_t *got)
+{
+	if (file_zoned(fs, ip)) /* zoned_append allocates and writes */
+		return -EINVAL;
+	return may_commit ? alloc_for(fs, ip, fb, want, blk, got) :
+	       alloc_try(fs, ip, fb, want, blk, got);
+}
+
+/*
+ * A write of a delalloc-capable file with delayed allocation on: holes
+ * become delalloc pages (delalloc.c), everything else is written through.
+ */
+static int64_t write_delayed(struct ref_fs *fs, struct ref_inode *ip,
+			     const uint8_t *buf, uint64_t len, uint64_t off)
+{
+	uint64_t pos = off, end = off + len;
+	int err = 0;
+
+	while (pos < end) {
+		uint64_t fb = pos >> fs->bshift, wend;
+		struct ref_extent e;
+		int64_t r;
+
+		err = bmap_lookup(fs, ip, fb, &e);
+		if (err)
+			break;
+		wend = e.fileoff + e.len > (UINT64_MAX >> fs->bshift) ? end :
+		       min64(end, (e.fileoff + e.len) << fs->bshift);
+		if (e.state != BMAP_HOLE) {
+			r = file_write_through(fs, ip, buf + (pos - off),
+					       wend - pos, pos, false);
+			if (r <= 0) {
+				err = r ? (int)r : -EIO;
+				break;
+			}
+			pos += (uint64_t)r;
+			continue;
+		}
+		err = da_write(fs, ip, pos, &wend, buf + (pos - off));
+		if (!err && wend == pos) /* writeback ran: maybe compressed */
+			err = compr_expand(fs, ip, fb, fs_blocks_roundup(fs, end));
+		if (err)
+			break;
+		if (wend > pos && wend > ip->size) {
+			err = set_size_and_log(fs, ip, wend);
+			if (!err)
+				err = tx_maybe_roll(fs);
+			if (err) {
+				pos = wend;
+				break;
+			}
+		}
+		pos = wend; /* unchanged: writeback made room, look again */
+	}
+	if (pos > off)
+		return (int64_t)(pos - off);
+	return err;
+}
+
 int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		   uint64_t len, uint64_t off)
 {
 	struct ref_inode *ip;
-	uint64_t pos = off, end = off + len;
+	uint64_t end = off + len;
 	int err = inode_get(fs, ino, &ip);
 
 	if (err)
@@ -177,10 +238,35 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		return -EROFS;
 	if (end < off || end > REF_MAX_BYTES)
 		return -EFBIG;
+	if (len == 0)
+		return 0;
+	/* compressed extents change only whole: rewrite them plain first */
+	err = compr_expand(fs, ip, off >> fs->bshift, fs_blocks_roundup(fs, end));
+	if (err)
+		return err;
+	if (da_applies(fs, ip))
+		return write_delayed(fs, ip, buf, len, off);
+	return file_write_through(fs, ip, buf, len, off, false);
+}
+
+/*
+ * The direct write path: allocate holes, write unwritten blocks and
+ * convert them, overwrite written ones (in the cache, when it holds
+ * dirty pages for the file; else in place).  from_cache: the bytes come
+ * from the page cache's own pages (delalloc writeback), which must not be
+ * dirtied or copied into again.
+ */
+int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
+			   const uint8_t *buf, uint64_t len, uint64_t off,
+			   bool from_cache)
+{
+	uint64_t pos = off, end = off + len;
+	int err = 0;
+
 	if (file_zoned(fs, ip)) { /* appended, never in place (zoned.c) */
 		int64_t r = zoned_pwrite(fs, ip, buf, len, off);
 
-		if (r > 0)
+		if (r > 0 && !from_cache)
 			pcache_write(fs, ip, off, off + (uint64_t)r, buf, false);
 		return r;
 	}
@@ -220,7 +306,7 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 						pos, end);
 			if (!err)
 				err = bmap_convert(fs, ip, fb, n, 0, false);
-		} else if (pcache_dirties(fs, ip)) {
+		} else if (pcache_dirties(fs, ip) && !from_cache) {
 			/* write-back: only the cached pages change (pcache.c) */
 			err = pcache_write(fs, ip, pos,
 					   min64(end, (fb + n) << fs->bshift),
@@ -235,7 +321,7 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		}
 		if (err)
 			break;
-		if (!dirtied) /* written through: cached pages follow */
+		if (!dirtied && !from_cache) /* cached pages follow */
 			pcache_write(fs, ip, pos, min64(end, (fb + n) << fs->bshift),
 				     (const uint8_t *)buf + (pos - off), false);
 		pos = min64(end, (fb + n) << fs->bshift);
@@ -288,7 +374,14 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 		n = min64(end, (e.fileoff + e.len) << fs->bshift) - pos;
 		if (e.fileoff + e.len > (UINT64_MAX >> fs->bshift))
 			n = end - pos; /* a hole to infinity */
-		if (e.state == 0) {
+		if (ext_compressed(&e)) { /* a block at a time, decoded */
+			n = min64(n, ((fb + 1) << fs->bshift) - pos);
+			err = compr_read_block(fs, ip, &e, fb, fs->scratch);
+			if (err)
+				return err;
+			memcpy(out + (pos - off),
+			       fs->scratch + (pos & (fs->bs - 1)), n);
+		} else if (e.state == 0) {
 			uint64_t dev = ((e.startblk + (fb - e.fileoff)) << fs->bshift) +
 				       (pos & (fs->bs - 1));
 
@@ -323,6 +416,13 @@ int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			n = to - from;
 		else
 			n = min64(to, (e.fileoff + e.len) << fs->bshift) - from;
+		if (ext_compressed(&e)) {
+			ref_report(fs, "inode %llu: zeroing part of a compressed "
+				   "extent at file block %llu",
+				   (unsigned long long)ip->ino,
+				   (unsigned long long)e.fileoff);
+			return -EFSCORRUPTED;
+		}
 		if (e.state == 0 && fs->rl) { /* shared blocks change by COW */
 			err = cow_zero_written(fs, ip, &e, from, from + n);
 			if (err)
@@ -360,6 +460,27 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 
 		if (err)
 			return err;
+		if (ext_compressed(&e)) {
+			/* writeback compresses zeroes past EOF: check them */
+			n = min64(end, (fb + 1) << fs->bshift) - pos;
+			err = compr_read_block(fs, ip, &e, fb, fs->scratch);
+			for (uint64_t k = 0; !err && k < n; k++)
+				if (fs->scratch[(pos & (fs->bs - 1)) + k]) {
+					*bad = (struct tail_bad){ pos + k,
+						fs->scratch[(pos & (fs->bs - 1)) + k] };
+					if (!fix)
+						return 0;
+					ref_report(fs, "inode %llu: compressed "
+						   "extent holds byte %#x past "
+						   "EOF", (unsigned long long)ip->ino,
+						   bad->byte);
+					return -EFSCORRUPTED;
+				}
+			if (err)
+				return err;
+			pos += n;
+			continue;
+		}
 		if (e.state != 0) {
 			n = e.fileoff + e.len > (end >> fs->bshift) ? end - pos :
 			    ((e.fileoff + e.len) << fs->bshift) - pos;
@@ -597,6 +718,26 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		return err;
 	if (fs->rdonly)
 		return -EROFS;
+	/* delalloc pages in the range get their blocks before it changes
+	 * (a punch only drops or zeroes them), then compressed extents
+	 * change only whole: those touched are rewritten plain */
+	if (!(mode & REF_FALLOC_PUNCH_HOLE) && len && off + len > off)
+		err = da_flush_range(fs, ip, off >> fs->bshift,
+				     mode & (REF_FALLOC_COLLAPSE_RANGE |
+					     REF_FALLOC_INSERT_RANGE) ?
+				     UINT64_MAX : fs_blocks_roundup(fs, off + len));
+	if (err)
+		return err;
+	if (mode & REF_FALLOC_INSERT_RANGE)
+		err = compr_expand(fs, ip, off >> fs->bshift,
+				   (off >> fs->bshift) + 1);
+	else if (mode & (REF_FALLOC_COLLAPSE_RANGE | REF_FALLOC_PUNCH_HOLE |
+			 REF_FALLOC_ZERO_RANGE))
+		err = compr_expand(fs, ip, off >> fs->bshift,
+				   fs_blocks_roundup(fs, min64(off + len,
+							       REF_MAX_BYTES)));
+	if (err)
+		return err;
 	if (mode & (REF_FALLOC_COLLAPSE_RANGE | REF_FALLOC_INSERT_RANGE))
 		return shift_range(fs, ip, mode, off, len);
 	if (len == 0 || mode & ~(REF_FALLOC_KEEP_SIZE | REF_FALLOC_PUNCH_HOLE |

@@ -311,6 +311,9 @@ static const struct { const char *name; size_t off; } counter_tab[] = {
 	C(cow_blocks_staged), C(cow_remaps), C(cow_record_inserts),
 	C(cow_record_deletes), C(cow_record_updates), C(cow_intents),
 	C(cow_tx_rolls), C(cow_fallbacks),
+	C(delalloc_pages), C(delalloc_calls), C(async_chunks),
+	C(compressed_extents), C(compress_fallbacks), C(compressed_expands),
+	C(delalloc_direct),
 };
 #undef C
 #undef CB

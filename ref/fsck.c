@@ -185,14 +185,36 @@ static int visit_extent(void *arg, const void *rec)
 
 	xrec_decode(rec, &e);
 	a->nrecs++;
-	a->nblocks += e.len;
-	if (e.len == 0 || e.len > fs->maxext)
-		bad_file(a, "record at file block %llu has length %llu (max %u)",
-			 (unsigned long long)e.fileoff, (unsigned long long)e.len,
-			 fs->maxext);
-	if (e.state & ~REF_EXT_UNWRITTEN)
+	if (e.len == 0 || e.len > file_maxext(fs, a->ip))
+		bad_file(a, "record at file block %llu has length %llu (max "
+			 "%llu%s)", (unsigned long long)e.fileoff,
+			 (unsigned long long)e.len,
+			 (unsigned long long)file_maxext(fs, a->ip),
+			 file_zoned(fs, a->ip) ? ": the zone-append limit" : "");
+	if (ext_compressed(&e)) {
+		uint64_t plen = ext_plen(&e);
+
+		if (plen == 0 || plen >= e.len || e.len > (DA_PIECE_BYTES >> fs->bshift) ||
+		    (e.state & ((1u << REF_EXT_PLEN_SHIFT) - 1)) !=
+		    REF_EXT_COMPRESSED || !(a->ip->flags & REF_IF_CEXT) || fs->rl)
+			bad_file(a, "compressed record at file block %llu: %llu "
+				 "device blocks for %llu file blocks (state %#x)",
+				 (unsigned long long)e.fileoff,
+				 (unsigned long long)plen,
+				 (unsigned long long)e.len, e.state);
+		else if (hw_caps(file_dev(fs, a->ip)) & HW_CAP_STORES_DATA) {
+			int err = compr_check(fs, a->ip, &e);
+
+			if (err == -EFSCORRUPTED)
+				a->bad = 1;
+			else if (err)
+				return err;
+		}
+	} else if (e.state & ~REF_EXT_UNWRITTEN) {
 		bad_file(a, "record at file block %llu has unknown state %u",
 			 (unsigned long long)e.fileoff, e.state);
+	}
+	a->nblocks += ext_plen(&e);
 	if (a->have_prev) {
 		const struct ref_extent *p = &a->prev;
 
@@ -202,12 +224,13 @@ static int visit_extent(void *arg, const void *rec)
 				 (unsigned long long)e.fileoff);
 		else if (p->fileoff + p->len == e.fileoff &&
 			 p->startblk + p->len == e.startblk &&
-			 p->state == e.state && p->len + e.len <= fs->maxext)
+			 p->state == e.state && !ext_compressed(&e) &&
+			 p->len + e.len <= file_maxext(fs, a->ip))
 			bad_file(a, "records at file blocks %llu and %llu should "
 				 "have been merged", (unsigned long long)p->fileoff,
 				 (unsigned long long)e.fileoff);
 	}
-	if (e.state == 0 && e.fileoff + e.len > tail &&
+	if ((e.state == 0 || ext_compressed(&e)) && e.fileoff + e.len > tail &&
 	    !(a->ip->flags & REF_IF_ORPHAN))
 		bad_file(a, "written blocks %llu..%llu lie past EOF (size %llu)%s",
 			 (unsigned long long)(e.fileoff > tail ? e.fileoff : tail),
@@ -219,7 +242,7 @@ static int visit_extent(void *arg, const void *rec)
 	a->prev = e;
 	a->have_prev = true;
 	return mark_used(a, rt ? &a->rt : fs->rl ? &a->shared : &a->data,
-			 e.startblk, e.len, rt ? "realtime data" : "data");
+			 e.startblk, ext_plen(&e), rt ? "realtime data" : "data");
 }
 
 /* The tail's written bytes past EOF must read as zero on the device. */

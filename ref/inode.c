@@ -13,6 +13,7 @@
  * job before anyone can see blocks past EOF.
  */
 #include "ref/ref_internal.h"
+#include "ref/pcache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,7 +311,7 @@ int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 		  uint32_t clear)
 {
 	const uint32_t user = REF_FLAG_REALTIME | REF_FLAG_JOURNAL_DATA |
-			      REF_FLAG_COW;
+			      REF_FLAG_COW | REF_FLAG_COMPRESS;
 	struct ref_inode *ip;
 	uint32_t nflags;
 	int err = inode_get(fs, ino, &ip);
@@ -318,7 +319,8 @@ int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 	if (err)
 		return err;
 	if (((set | clear) & ~user) ||
-	    ((set & REF_FLAG_COW) && !fs->rl)) /* COW needs reflink */
+	    ((set & REF_FLAG_COW) && !fs->rl) || /* COW needs reflink */
+	    ((set & REF_FLAG_COMPRESS) && (fs->rl || !compress_available())))
 		return -EOPNOTSUPP;
 	if (set & clear)
 		return -EINVAL;
@@ -332,6 +334,12 @@ int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 	if (((nflags ^ ip->flags) & REF_IF_REALTIME) &&
 	    (((nflags & REF_IF_REALTIME) && !fs->rtdev) || ip->nblocks ||
 	     ip->nextents))
+		return -EINVAL;
+	/* delayed pages are written under the flags they were made with */
+	err = pcache_writeback(fs, ip);
+	if (err)
+		return err;
+	if (((nflags ^ ip->flags) & REF_IF_REALTIME) && ip->nblocks)
 		return -EINVAL;
 	if ((nflags ^ ip->flags) & REF_IF_JDATA) {
 		err = journal_flush(fs);

@@ -150,6 +150,7 @@ static int set_clean(struct ref_fs *fs, uint32_t clean);
 static void fs_free(struct ref_fs *fs)
 {
 	pcache_unmount(fs); /* dirty pages are lost: a cut, or written */
+	da_unmount(fs);
 	reflink_unmount(fs);
 	zoned_unmount(fs);
 	inode_unmount(fs);
@@ -176,11 +177,25 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	fs->naive = opts ? opts->naive & REF_PATHS_ALL : 0;
 	fs->fallback = opts ? opts->fallback & REF_PATHS_ALL : 0;
 	fs->data_mode = opts ? opts->data_mode : REF_DATA_ORDERED;
+	fs->delalloc = opts && (opts->flags & REF_MOUNT_DELALLOC);
+	fs->compress = opts ? opts->compress : REF_COMPRESS_NONE;
+	fs->zlevel = opts ? opts->compress_level : 0;
 	fs->msg = opts ? opts->msg : NULL;
 	fs->msg_arg = opts ? opts->msg_arg : NULL;
 	if (fs->data_mode >= REF_DATA_MODES) {
 		ref_report(fs, "unknown data mode %u", fs->data_mode);
 		err = -EINVAL;
+		goto fail;
+	}
+	if (fs->compress > REF_COMPRESS_ZSTD) {
+		ref_report(fs, "unknown compression %u", fs->compress);
+		err = -EINVAL;
+		goto fail;
+	}
+	if (fs->compress && !compress_available()) {
+		ref_report(fs, "compress=zstd: this build has no compression "
+			   "library");
+		err = -EOPNOTSUPP;
 		goto fail;
 	}
 	if (hw_size(dev) < 4096) {
@@ -235,6 +250,11 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	err = reflink_mount(fs); /* shared blocks: the tree roots */
 	if (err)
 		goto fail;
+	if (fs->compress && fs->rl) {
+		ref_report(fs, "compress= needs a filesystem made without reflink");
+		err = -EINVAL;
+		goto fail;
+	}
 	err = zoned_mount(fs); /* zone state from the device + rt bitmap */
 	if (err)
 		goto fail;
@@ -244,6 +264,8 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 			   opts->pagecache);
 	if (err)
 		goto fail;
+	if (fs->pc && opts && (opts->flags & REF_MOUNT_NOPAGEDATA))
+		fs->pc->nodata = true;
 	err = mount_state(fs);
 	if (err)
 		goto fail;
@@ -297,6 +319,8 @@ static int mount_state(struct ref_fs *fs)
 	if (fs->rdonly)
 		return 0;
 	err = inode_finish_orphans(fs);
+	if (!err) /* an exchange range a cut interrupted */
+		err = exchange_recover(fs);
 	if (!err) /* COW staging a cut left behind */
 		err = reflink_recover(fs);
 	if (!err && fs->unclean)

@@ -194,6 +194,30 @@ static int data_mode_opt(const char *val, uint32_t *mode)
 	return -EINVAL;
 }
 
+/* compress=zstd, zstd:LEVEL (1..19) or none; compression implies delalloc */
+static int compress_opt(const char *val, struct ref_mount_opts *o)
+{
+	char *end;
+	long level = 0;
+
+	if (!strcmp(val, "none")) {
+		o->compress = REF_COMPRESS_NONE;
+		o->compress_level = 0;
+		return 0;
+	}
+	if (strncmp(val, "zstd", 4) || (val[4] && val[4] != ':'))
+		return -EINVAL;
+	if (val[4] == ':') {
+		level = strtol(val + 5, &end, 10);
+		if (end == val + 5 || *end || level < 1 || level > 19)
+			return -EINVAL;
+	}
+	o->compress = REF_COMPRESS_ZSTD;
+	o->compress_level = (int32_t)level;
+	o->flags |= REF_MOUNT_DELALLOC;
+	return 0;
+}
+
 /*
  * naive=/fallback= take the path names that follow as their list:
  * "naive=rt_truncate,forget,ro" is naive={rt_truncate,forget} and ro.
@@ -254,10 +278,22 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 			if (data_mode_opt(val, &o->data_mode))
 				FAIL("mount options: bad value '%s' for data "
 				     "(ordered, journal, writeback)", val);
+		} else if (!strcmp(key, "delalloc") && !*val) {
+			o->flags |= REF_MOUNT_DELALLOC;
+		} else if (!strcmp(key, "nodelalloc") && !*val) {
+			o->flags &= ~REF_MOUNT_DELALLOC;
+		} else if (!strcmp(key, "nopagedata") && !*val) {
+			o->flags |= REF_MOUNT_NOPAGEDATA;
+		} else if (!strcmp(key, "compress")) {
+			if (compress_opt(val, o))
+				FAIL("mount options: bad value '%s' for compress "
+				     "(zstd, zstd:LEVEL with LEVEL 1..19, none)",
+				     val);
 		} else
 			FAIL("mount options: unknown option '%s' (ro, norecovery, "
 			     "cache=N, pagecache=N, naive=PATHS, fallback=PATHS, "
-			     "data=MODE)",
+			     "data=MODE, delalloc, nodelalloc, compress=zstd[:N], "
+			     "nopagedata)",
 			     key);
 	}
 	return 0;

@@ -113,6 +113,14 @@ struct pc_map *pc_map_of(struct pcache *pc, uint64_t id)
 	return id >= 1 && id <= pc->nmaps ? &pc->maps[id - 1] : NULL;
 }
 
+/* Free a page leaving the index: its delalloc reservation goes too. */
+static void page_free(struct pcache *pc, struct pc_page *p)
+{
+	if (p->delalloc)
+		pc->ndelalloc[p->delalloc - 1]--;
+	free(p);
+}
+
 static void free_subtree(struct pcache *pc, struct pc_node *n)
 {
 	for (unsigned i = 0; i < PC_SLOTS; i++) {
@@ -121,7 +129,7 @@ static void free_subtree(struct pcache *pc, struct pc_node *n)
 		if (pc_is_node(e))
 			free_subtree(pc, pc_node_of(e));
 		else if (pc_is_page(e))
-			free(to_page(e));
+			page_free(pc, to_page(e));
 	}
 	free(n);
 }
@@ -542,6 +550,21 @@ void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
 		mark_clear(pc, p->leaf, p->index & PC_MASK, mark);
 }
 
+struct pc_page *pc_peek_page(struct pcache *pc, struct pc_map *m,
+			     uint64_t index)
+{
+	uintptr_t e = pc_load(pc, m, index);
+
+	return pc_is_page(e) ? to_page(e) : NULL;
+}
+
+void pc_page_undelalloc(struct pcache *pc, struct pc_page *p)
+{
+	if (p->delalloc)
+		pc->ndelalloc[p->delalloc - 1]--;
+	p->delalloc = 0;
+}
+
 struct pc_page *pc_find_page(struct pcache *pc, struct pc_map *m,
 			     uint64_t index)
 {
@@ -564,7 +587,7 @@ static void page_replace(struct pcache *pc, struct pc_page *p, uintptr_t e)
 	link_del(&p->lru);
 	pc->npages--;
 	leaf_set(pc, leaf, p->index & PC_MASK, e, false);
-	free(p);
+	page_free(pc, p);
 	if (!leaf->count) {
 		delete_empty(pc, m, leaf);
 		shrink(pc, m);
@@ -625,7 +648,17 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 	if (pc->npages >= pc->capacity) {
 		struct pc_page *victim = container_of(pc->lru.prev,
 						      struct pc_page, lru);
+		uint64_t turns = 0;
 
+		/* delalloc pages wait for writeback: rotate past them */
+		while ((victim->delalloc || pc_page_mark(victim, PC_WRITEBACK)) &&
+		       turns++ < pc->npages) {
+			link_del(&victim->lru);
+			link_add(&pc->lru, &victim->lru);
+			victim = container_of(pc->lru.prev, struct pc_page, lru);
+		}
+		if (victim->delalloc || pc_page_mark(victim, PC_WRITEBACK))
+			return -ENOSPC; /* every page is waiting for writeback */
 		if (pc_page_mark(victim, PC_DIRTY)) {
 			err = pc->writepage ? pc->writepage(pc->wp_arg, victim) :
 			      -EBUSY;
@@ -634,9 +667,10 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		}
 		pc_evict(pc, victim);
 	}
-	p = malloc(sizeof(*p) + pc->bs);
+	p = malloc(sizeof(*p) + (pc->nodata ? 0 : pc->bs));
 	if (!p)
 		return -ENOMEM;
+	p->delalloc = 0;
 	err = walk(pc, m, index, true, &leaf);
 	if (err) {
 		free(p);
@@ -667,7 +701,7 @@ static void drop_entry(struct pcache *pc, uintptr_t e)
 	if (pc_is_page(e)) {
 		link_del(&to_page(e)->lru);
 		pc->npages--;
-		free(to_page(e));
+		page_free(pc, to_page(e));
 	}
 	pc->ctr->pc_entries_removed++;
 }
@@ -961,6 +995,10 @@ static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		err = bmap_lookup(fs, ip, fb, e);
 	if (err)
 		return err;
+	if (fs->pc->nodata)
+		return 0;
+	if (ext_compressed(e))
+		return compr_read_block(fs, ip, e, fb, out);
 	if (e->state != 0) {
 		memset(out, 0, fs->bs);
 		return 0;
@@ -983,6 +1021,12 @@ static int writepage(void *arg, struct pc_page *p)
 		err = bmap_lookup(fs, ip, p->index, &e);
 	if (err)
 		return err;
+	if (p->delalloc) {
+		ref_report(fs, "inode %llu: delalloc page %llu written alone, "
+			   "outside a delalloc run", (unsigned long long)ip->ino,
+			   (unsigned long long)p->index);
+		return -EFSCORRUPTED;
+	}
 	if (e.state != 0) {
 		ref_report(fs, "inode %llu: dirty page %llu over a block that is "
 			   "not written", (unsigned long long)ip->ino,
@@ -995,7 +1039,8 @@ static int writepage(void *arg, struct pc_page *p)
 	fs->ctr.data_bytes_written += fs->bs;
 	fs->ctr.pc_pages_written++;
 	err = fdata_write(fs, ip, (e.startblk + (p->index - e.fileoff)) <<
-			  fs->bshift, p->data, fs->bs);
+			  fs->bshift, fs->pc->nodata ? fs->zeroblk : p->data,
+			  fs->bs);
 	if (err) {
 		pc_page_set_mark(fs->pc, p, PC_DIRTY); /* try again later */
 		pc_page_clear_mark(fs->pc, p, PC_WRITEBACK);
@@ -1049,7 +1094,8 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	if (err)
 		return err;
 	if (!fill) {
-		memset((*out)->data, 0, fs->bs);
+		if (!pc->nodata)
+			memset((*out)->data, 0, fs->bs);
 		return 0;
 	}
 	err = read_block(fs, ip, fb, e, (*out)->data);
@@ -1075,14 +1121,19 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 
 		if (err)
 			return pos > off ? (int64_t)(pos - off) : err;
-		memcpy(out + (pos - off), p->data + bo, n);
+		if (fs->pc->nodata)
+			memset(out + (pos - off), 0, n);
+		else
+			memcpy(out + (pos - off), p->data + bo, n);
 		pos += n;
 	}
 	return (int64_t)(end - off);
 }
 
-int pcache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
-		 uint64_t end, const uint8_t *src, bool dirty)
+enum { CW_THROUGH, CW_DIRTY, CW_DELALLOC };
+
+static int cache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		       uint64_t end, const uint8_t *src, unsigned how)
 {
 	struct ref_extent e = { 0 };
 
@@ -1095,20 +1146,37 @@ int pcache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 		struct pc_page *p;
 		int err = 0;
 
-		if (dirty) /* a partial overwrite reads the block first */
+		if (how != CW_THROUGH) /* a partial write reads the block first */
 			err = get_page(fs, ip, fb, &e, n < fs->bs, &p);
 		else
 			p = pc_find_page(fs->pc, inode_map(fs, ip), fb);
 		if (err)
 			return err;
-		if (p)
+		if (p && !fs->pc->nodata)
 			memcpy(p->data + bo, src, n);
-		if (dirty)
+		if (how != CW_THROUGH)
 			pc_page_set_mark(fs->pc, p, PC_DIRTY);
+		if (how == CW_DELALLOC && !p->delalloc) {
+			p->delalloc = inode_is_rt(ip) ? 2 : 1;
+			fs->pc->ndelalloc[p->delalloc - 1]++;
+			fs->ctr.delalloc_pages++;
+		}
 		src += n;
 		pos += n;
 	}
 	return 0;
+}
+
+int pcache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		 uint64_t end, const uint8_t *src, bool dirty)
+{
+	return cache_write(fs, ip, pos, end, src, dirty ? CW_DIRTY : CW_THROUGH);
+}
+
+int pcache_delalloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		    uint64_t end, const uint8_t *src)
+{
+	return cache_write(fs, ip, pos, end, src, CW_DELALLOC);
 }
 
 void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
@@ -1124,7 +1192,7 @@ void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		uint64_t b0 = fb << fs->bshift, b1 = b0 + fs->bs;
 		uint64_t z0 = from > b0 ? from : b0, z1 = to < b1 ? to : b1;
 
-		if (pc_is_page(ent))
+		if (pc_is_page(ent) && !fs->pc->nodata)
 			memset(to_page(ent)->data + (z0 - b0), 0, z1 - z0);
 		if (!m->root)
 			break;
@@ -1173,14 +1241,23 @@ static int writeback_map(struct ref_fs *fs, struct pc_map *m, uint64_t from)
 	idx = from;
 	while (pc_find_marked(pc, m, &idx, PC_TOWRITE)) {
 		uintptr_t e = pc_load(pc, m, idx);
+		uint64_t next = idx + 1;
 
 		if (pc_is_page(e)) {
-			int err = writepage(fs, to_page(e));
+			struct ref_inode *ip;
+			int err = 0;
 
+			if (to_page(e)->delalloc) { /* a run: delalloc.c */
+				err = inode_get(fs, m->id, &ip);
+				if (!err)
+					err = da_writeback_run(fs, ip, idx, &next);
+			} else {
+				err = writepage(fs, to_page(e));
+			}
 			if (err)
 				return err;
 		}
-		idx++;
+		idx = next;
 	}
 	return 0;
 }
@@ -1240,7 +1317,8 @@ int ref_drop_caches(struct ref_fs *fs)
 
 /* The engine's view: entries only inside EOF, zeros past EOF in the EOF
  * page, dirty pages only over written blocks, no marks left mid-flight. */
-static int audit_file(struct ref_fs *fs, struct ref_inode *ip)
+static int audit_file(struct ref_fs *fs, struct ref_inode *ip,
+		      uint64_t counted[2])
 {
 	struct pcache *pc = fs->pc;
 	struct pc_map *m = inode_map(fs, ip);
@@ -1260,7 +1338,7 @@ static int audit_file(struct ref_fs *fs, struct ref_inode *ip)
 		    pc_is_value(pc_load(pc, m, last)) ? "shadow" : "page",
 		    (unsigned long long)last, (unsigned long long)ip->size);
 	e = pc_load(pc, m, eof - 1);
-	if (pc_is_page(e) && (ip->size & (fs->bs - 1))) {
+	if (pc_is_page(e) && (ip->size & (fs->bs - 1)) && !pc->nodata) {
 		uint32_t bo = (uint32_t)(ip->size & (fs->bs - 1));
 
 		for (uint32_t k = bo; k < fs->bs; k++)
@@ -1279,14 +1357,28 @@ static int audit_file(struct ref_fs *fs, struct ref_inode *ip)
 				    k == PC_WRITEBACK ? "writeback" : "towrite");
 	for (idx = 0; pc_find_marked(pc, m, &idx, PC_DIRTY); idx++) {
 		struct ref_extent x;
+		uintptr_t ent = pc_load(pc, m, idx);
 		int err = bmap_lookup(fs, ip, idx, &x);
 
 		if (err)
 			return err;
-		if (!pc_is_page(pc_load(pc, m, idx)) || x.state != 0)
+		if (pc_is_page(ent) && to_page(ent)->delalloc) {
+			if (x.state != BMAP_HOLE)
+				BAD(pc, "inode %llu: delalloc page %llu over a "
+				    "mapped block", (unsigned long long)ip->ino,
+				    (unsigned long long)idx);
+			if (to_page(ent)->delalloc != 1u + inode_is_rt(ip))
+				BAD(pc, "inode %llu: delalloc page %llu reserved "
+				    "on the wrong device",
+				    (unsigned long long)ip->ino,
+				    (unsigned long long)idx);
+			counted[to_page(ent)->delalloc - 1]++;
+			continue;
+		}
+		if (!pc_is_page(ent) || x.state != 0)
 			BAD(pc, "inode %llu: dirty %s at %llu over a block that "
 			    "is not written", (unsigned long long)ip->ino,
-			    pc_is_page(pc_load(pc, m, idx)) ? "page" : "entry",
+			    pc_is_page(ent) ? "page" : "entry",
 			    (unsigned long long)idx);
 	}
 	return 0;
@@ -1294,13 +1386,24 @@ static int audit_file(struct ref_fs *fs, struct ref_inode *ip)
 
 int pcache_audit(struct ref_fs *fs)
 {
+	uint64_t counted[2] = { 0, 0 };
 	int err;
 
 	if (!fs->pc)
 		return 0;
 	err = pc_audit(fs->pc);
 	for (uint32_t i = 0; i < fs->ninodes && !err; i++)
-		err = audit_file(fs, &fs->inodes[i]);
+		err = audit_file(fs, &fs->inodes[i], counted);
+	/* reservations balance: one per delalloc page, on its device */
+	for (int d = 0; d < 2 && !err; d++)
+		if (counted[d] != fs->pc->ndelalloc[d]) {
+			snprintf(fs->pc->why, sizeof(fs->pc->why),
+				 "%llu delalloc pages on the %s device, %llu "
+				 "blocks reserved", (unsigned long long)counted[d],
+				 d ? "realtime" : "data",
+				 (unsigned long long)fs->pc->ndelalloc[d]);
+			err = -EFSCORRUPTED;
+		}
 	if (err == -EFSCORRUPTED && fs->pc->why[0])
 		ref_report(fs, "page cache: %s", fs->pc->why);
 	return err;

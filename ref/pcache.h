@@ -42,7 +42,10 @@ struct pc_page {
 	struct pc_map *map;
 	struct pc_node *leaf;      /* stable while the page is indexed */
 	uint64_t index;
-	uint8_t data[];
+	/* delalloc (delalloc.c): dirty over a hole, space reserved on the
+	 * data (1) or realtime (2) device; never evicted */
+	uint8_t delalloc;
+	uint8_t data[];            /* none with pcache.nodata          */
 };
 
 struct pc_node {
@@ -72,6 +75,8 @@ struct pcache {
 	uint64_t nr_marked_values;   /* value entries carrying a mark      */
 	bool mark_values;            /* fallback knob: evictions leave the
 					towrite mark on the shadow        */
+	bool nodata;                 /* pages keep no bytes (nopagedata)   */
+	uint64_t ndelalloc[2];       /* delalloc pages: data, rt device    */
 	struct ref_counters *ctr;
 	struct pc_map *maps;
 	size_t nmaps;
@@ -117,6 +122,11 @@ unsigned pc_height(const struct pc_map *m);
 
 /* ---- pages ---- */
 
+/* The page at index (NULL: none), the LRU left as it is. */
+struct pc_page *pc_peek_page(struct pcache *pc, struct pc_map *m,
+			     uint64_t index);
+/* The page is no longer delalloc (written, or its block mapped). */
+void pc_page_undelalloc(struct pcache *pc, struct pc_page *p);
 /* The page at index (NULL: none), moved to the LRU's head. */
 struct pc_page *pc_find_page(struct pcache *pc, struct pc_map *m,
 			     uint64_t index);
@@ -168,6 +178,9 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
  */
 int  pcache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 		  uint64_t end, const uint8_t *src, bool dirty);
+/* [pos, end) of a hole of ip now holds src, in delalloc pages only. */
+int  pcache_delalloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		     uint64_t end, const uint8_t *src);
 void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		 uint64_t to);
 /* Drop pages and shadows from block from_fb on and past EOF. */

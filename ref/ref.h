@@ -7,10 +7,10 @@
  * write-ahead metadata journal recovered at mount, and an optional
  * realtime device for files flagged realtime (zoned or not), a page cache
  * with shadow entries, data journaling modes with revoke records, and
- * reflink with a refcount tree and a COW fork.  Four of the five seed
- * paths have a naive twin and an optimized version here, switchable per
- * mount and at run time (enum ref_path); delalloc with compression and
- * the zoned cap (path (e)) are still to come.
+ * reflink with a refcount tree and a COW fork, and delayed allocation
+ * with compressed writeback.  All five seed paths have a naive twin and
+ * an optimized version here, switchable per mount and at run time (enum
+ * ref_path).
  *
  * Files live in one flat namespace and are addressed by inode number once
  * created or looked up.  Every call returns 0 (or a byte count) or a
@@ -113,7 +113,27 @@ const char *ref_data_mode_name(unsigned mode);
 
 #define REF_MOUNT_RDONLY      (1u << 0) /* never write the device          */
 #define REF_MOUNT_NORECOVERY  (1u << 1) /* fail instead of replaying a log */
+/*
+ * Delayed allocation (seed path (e)): a buffered write into a hole of a
+ * file whose allocation unit is one block (plain files, and realtime
+ * files when rtextsize is the block size), that neither journals its data
+ * nor always copies on write, only reserves space and dirties page-cache
+ * pages; writeback (fsync, sync, writeback, unmount, dirty pages over
+ * the limit) finds each run of such pages, allocates and writes it.  Needs
+ * the page cache.  A crash loses what was not written back, as it loses
+ * any dirty page.
+ */
+#define REF_MOUNT_DELALLOC    (1u << 2)
+/*
+ * Page-cache pages keep no bytes: reads of cached pages give zeroes and
+ * writes only count.  For measuring work at sizes this machine cannot
+ * hold, on null: devices that keep no data either; never for a file
+ * system whose contents matter.
+ */
+#define REF_MOUNT_NOPAGEDATA  (1u << 3)
 #define REF_PAGECACHE_OFF     UINT32_MAX  /* ref_mount_opts.pagecache       */
+
+enum ref_compress { REF_COMPRESS_NONE = 0, REF_COMPRESS_ZSTD };
 
 struct ref_mount_opts {
 	uint32_t flags;           /* REF_MOUNT_*                              */
@@ -124,6 +144,16 @@ struct ref_mount_opts {
 	/* Page-cache capacity in pages: 0 = default (1024), REF_PAGECACHE_OFF
 	 * = none (every read and write goes to the device). */
 	uint32_t pagecache;
+	/*
+	 * Compression at writeback (implies REF_MOUNT_DELALLOC): every
+	 * delalloc run is cut into async chunks of 512 KiB, each compressed
+	 * into extents of at most 128 KiB of input; a piece that does not
+	 * shrink by a block is written uncompressed.  Files flagged
+	 * REF_FLAG_COMPRESS are compressed whatever this says.  Not on a
+	 * reflink filesystem.  compress_level 0 = the library's default.
+	 */
+	uint32_t compress;        /* enum ref_compress                        */
+	int32_t compress_level;
 	/* The realtime device the filesystem was made with (NULL = none).
 	 * Mount fails if it is missing, unexpected or of another size. */
 	struct hw_dev *rtdev;
@@ -200,6 +230,24 @@ int ref_clone_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 		    uint64_t src, uint64_t soff, uint64_t len);
 int64_t ref_dedupe_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 			 uint64_t src, uint64_t soff, uint64_t len);
+/*
+ * Exchange range, as XFS's: swap the mappings of [off2, off2+len) of ino2
+ * (the donor; xfs_io's `exchangerange -s off2 -d off1 -l len ino2` run on
+ * ino1) with [off1, off1+len) of ino1, blocks and holes and unwritten
+ * extents as they are, without copying data; no block changes its owner
+ * count, so no filesystem needs reflink for it.  Sizes do not change.
+ * The rules are xfs_exchange_range_checks' without the to-EOF flag, in
+ * the file's allocation unit (the rt extent for a realtime file; both
+ * files realtime or neither): both ranges inside their files, both
+ * offsets aligned, a length that is not a multiple of the unit only when
+ * both ranges end at their files' EOF (the EOF blocks swap whole); no
+ * overlap within one file, counted in whole units; all -EINVAL.  len 0
+ * swaps nothing.  Atomic across a cut as the user sees it: an intent in
+ * the superblock records the progress of the mapping-by-mapping swap
+ * (each step in one transaction), and mount finishes what it records.
+ */
+int ref_exchange_range(struct ref_fs *fs, uint64_t ino1, uint64_t off1,
+		       uint64_t ino2, uint64_t off2, uint64_t len);
 /* The refcount tree's records in block order: blocks [start, start+len)
  * have count (>= 2) owners.  -EOPNOTSUPP without reflink. */
 typedef int (*ref_refcount_fn)(void *arg, uint64_t start, uint64_t len,
@@ -245,6 +293,13 @@ int ref_drop_caches(struct ref_fs *fs);
  * blocks always are.
  */
 #define REF_FLAG_COW (1u << 4)
+/*
+ * Compress this file's data at writeback (chattr +c), whatever the mount
+ * says; its writes are delayed-allocated when the file can be (see
+ * REF_MOUNT_DELALLOC).  Not on a reflink filesystem (-EOPNOTSUPP), nor
+ * in a build without a compression library.
+ */
+#define REF_FLAG_COMPRESS (1u << 5)
 int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 		  uint32_t clear);
 
@@ -259,14 +314,24 @@ struct ref_stat {
 };
 int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st);
 
-/* One data-fork mapping, in fs blocks (of the realtime device for a
- * realtime file: see ref_stat's flags). */
+/*
+ * One data-fork mapping, in fs blocks (of the realtime device for a
+ * realtime file: see ref_stat's flags).  A compressed extent maps len
+ * file blocks onto the REF_EXT_PLEN(state) device blocks from startblk
+ * that hold one compressed frame of their bytes; it is always written,
+ * never merged with a neighbour, and only ever mapped, moved or freed
+ * whole.
+ */
 #define REF_EXT_UNWRITTEN 1u
+#define REF_EXT_COMPRESSED 2u
+#define REF_EXT_PLEN_SHIFT 8
+#define REF_EXT_PLEN(state) ((state) >> REF_EXT_PLEN_SHIFT)
 struct ref_extent {
 	uint64_t fileoff;   /* first file block                 */
 	uint64_t startblk;  /* first device block               */
 	uint64_t len;       /* blocks                           */
-	uint32_t state;     /* 0 = written, REF_EXT_UNWRITTEN   */
+	uint32_t state;     /* 0 = written, REF_EXT_UNWRITTEN,
+			       REF_EXT_COMPRESSED | plen << 8   */
 };
 typedef int (*ref_extent_fn)(void *arg, const struct ref_extent *ext);
 int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
@@ -349,6 +414,16 @@ struct ref_counters {
 	uint64_t cow_intents;          /* deferred map intents (naive)      */
 	uint64_t cow_tx_rolls;         /* rolls finishing them              */
 	uint64_t cow_fallbacks;        /* optimized remaps done naively     */
+	/* delayed allocation, compression and seed path (e) */
+	uint64_t delalloc_pages;       /* pages a write left delalloc       */
+	uint64_t delalloc_calls;       /* delalloc runs found by writeback  */
+	uint64_t async_chunks;         /* compression chunks (512 KiB)      */
+	uint64_t compressed_extents;   /* extents written compressed        */
+	uint64_t compress_fallbacks;   /* pieces stored uncompressed        */
+	uint64_t compressed_expands;   /* compressed extents rewritten
+					  plain before a partial change     */
+	uint64_t delalloc_direct;      /* writes the fallback sent around
+					  the delalloc loop (direct I/O)    */
 };
 const struct ref_counters *ref_counters(const struct ref_fs *fs);
 void ref_counters_reset(struct ref_fs *fs);
@@ -374,7 +449,8 @@ int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
  *   mkfs:  bs=4k,maxrecs=4,inodes=1024,journal=256,maxext=2097151,
  *          rtextsize=64k
  *   mount: ro,norecovery,cache=4096,naive=rt_truncate,forget,
- *          fallback=all,data=ordered|journal|writeback,pagecache=1024
+ *          fallback=all,data=ordered|journal|writeback,pagecache=1024,
+ *          delalloc,nodelalloc,compress=zstd[:LEVEL]|none,nopagedata
  * (pagecache=N: page-cache capacity in pages; pagecache=0: none)
  * In naive= and fallback=, the path names following the key are the
  * list (commas or '+'), up to the next key=value option.

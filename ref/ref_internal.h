@@ -72,7 +72,13 @@
 #define SB_REFC_LEVELS 168  /* u32 */
 #define SB_COWS_ROOT   176  /* u64 COW staging B+tree root, 0 = empty */
 #define SB_COWS_LEVELS 184  /* u32 */
-#define SB_END         188
+/* an exchange range in progress (exchange.c), all zero when none */
+#define SB_XCHG_INO1   192  /* u64 the two inodes                     */
+#define SB_XCHG_INO2   200  /* u64                                    */
+#define SB_XCHG_FB1    208  /* u64 next file block to swap in ino1 ... */
+#define SB_XCHG_FB2    216  /* u64 ... and in ino2                     */
+#define SB_XCHG_LEFT   224  /* u64 blocks still to swap; 0 = none     */
+#define SB_END         232
 
 #define FEAT_REALTIME  (1ull << 0) /* a realtime device belongs to the fs */
 #define FEAT_REFLINK   (1ull << 1) /* shared blocks: refcount tree */
@@ -108,14 +114,17 @@
 #define REF_IF_REALTIME REF_FLAG_REALTIME /* data on the realtime device */
 #define REF_IF_JDATA    REF_FLAG_JOURNAL_DATA /* data through the journal */
 #define REF_IF_COW      REF_FLAG_COW /* always copy on write */
+#define REF_IF_COMPRESS REF_FLAG_COMPRESS /* compress at writeback */
+#define REF_IF_CEXT     (1u << 6) /* has held compressed extents */
 #define REF_IF_ALL      (REF_IF_ORPHAN | REF_IF_UNLINKED | REF_IF_REALTIME | \
-			 REF_IF_JDATA | REF_IF_COW)
+			 REF_IF_JDATA | REF_IF_COW | REF_IF_COMPRESS | \
+			 REF_IF_CEXT)
 
 /* ---- extent record in the data-fork B+tree (24 bytes) ---- */
 #define XR_OFF   0  /* u64 file block */
 #define XR_BLK   8  /* u64 device block */
 #define XR_LEN  16  /* u32 blocks */
-#define XR_FLAGS 20 /* u32 REF_EXT_UNWRITTEN */
+#define XR_FLAGS 20 /* u32 REF_EXT_UNWRITTEN, or REF_EXT_COMPRESSED | plen << 8 */
 #define XR_SIZE 24
 
 /* ---- in-core structures ---- */
@@ -193,6 +202,9 @@ struct ref_fs {
 	uint32_t naive;         /* REF_PATH_* bits: take the naive twin */
 	uint32_t fallback;      /* REF_PATH_* bits: force the fallback  */
 	uint32_t data_mode;     /* enum ref_data_mode */
+	bool delalloc;          /* delayed allocation (REF_MOUNT_DELALLOC) */
+	uint32_t compress;      /* enum ref_compress for every file */
+	int32_t zlevel;         /* its level (0: the library's default) */
 	ref_msg_fn msg;
 	void *msg_arg;
 
@@ -248,6 +260,7 @@ struct ref_fs {
 	uint8_t *zeroblk;             /* one block of zeros */
 	uint8_t *scratch;             /* one block of scratch */
 	uint8_t *copybuf;             /* copy_range's bounce buffer (lazy) */
+	struct delalloc *da;          /* writeback's buffers (delalloc.c) */
 };
 
 /* errors and messages */
@@ -361,6 +374,13 @@ int  bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	      const struct ref_extent *ext);
 int  bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		uint64_t len, bool free_blocks);
+/* Unmap and free [fb, fb+len) with no commit in between (one step). */
+int  bmap_unmap_step(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t len);
+/* Unmap [fb, fb+len) keeping the blocks, no commit in between (one step
+ * of exchange range, which maps them into the other file). */
+int  bmap_unmap_keep(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t len);
 int  bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		uint64_t delta, bool up);
 int  bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
@@ -386,10 +406,57 @@ int  file_truncate_blocks(struct ref_fs *fs, struct ref_inode *ip,
 /* the audit (fsck.c) */
 int  fsck_run(struct ref_fs *fs);
 
+/* exchange range (exchange.c): finish one a cut interrupted, at mount */
+int  exchange_recover(struct ref_fs *fs);
+
 /* metadata writes: FUA and flush, or store and persist (devio.c) */
 int  meta_write(struct ref_fs *fs, uint64_t blk, const void *data,
 		bool durable);
 int  meta_barrier(struct ref_fs *fs);
+
+/* delayed allocation, writeback and compressed extents (delalloc.c) */
+bool da_applies(const struct ref_fs *fs, const struct ref_inode *ip);
+int  da_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+	      uint64_t *end, const uint8_t *src);
+int  da_writeback_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t index,
+		      uint64_t *next);
+/* Write back the delalloc runs that start in file blocks [fb0, fb1). */
+int  da_flush_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+		    uint64_t fb1);
+void da_unmount(struct ref_fs *fs);
+bool compress_available(void);
+#define DA_PIECE_BYTES (128u << 10) /* input of one compressed extent, at most */
+static inline bool ext_compressed(const struct ref_extent *e)
+{
+	return e->state != BMAP_HOLE && (e->state & REF_EXT_COMPRESSED);
+}
+/* Device blocks a mapped extent holds. */
+static inline uint64_t ext_plen(const struct ref_extent *e)
+{
+	return ext_compressed(e) ? REF_EXT_PLEN(e->state) : e->len;
+}
+/* Read file block fb of compressed extent e (decompressing it). */
+int  compr_read_block(struct ref_fs *fs, const struct ref_inode *ip,
+		      const struct ref_extent *e, uint64_t fb, uint8_t *out);
+/* Rewrite every compressed extent overlapping file blocks [fb0, fb1)
+ * uncompressed, so that a change to part of one can be made. */
+int  compr_expand(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+		  uint64_t fb1);
+/* A compressed record went or moved: drop the decoded copy. */
+void compr_forget(struct ref_fs *fs);
+/* Check one compressed extent decodes to its length (the audit). */
+int  compr_check(struct ref_fs *fs, const struct ref_inode *ip,
+		 const struct ref_extent *e);
+/* The direct write path (file.c), for writeback and the fallback. */
+int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
+			   const uint8_t *buf, uint64_t len, uint64_t off,
+			   bool from_cache);
+/* Allocate for file block fb: up to want blocks (may_commit: commit to
+ * reuse busy space when short; never while blocks allocated earlier in
+ * the same step are still unmapped). */
+int  file_alloc_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t want, bool may_commit, uint64_t *blk,
+		       uint64_t *got);
 
 /* the realtime device on zoned storage (zoned.c) */
 int  zoned_mkfs(struct hw_dev *rtdev, uint32_t bs, uint32_t rtx);
@@ -403,6 +470,14 @@ int64_t zoned_pwrite(struct ref_fs *fs, struct ref_inode *ip, const void *buf,
 int  zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			uint64_t to);
 int  zoned_check(struct ref_fs *fs);
+/* Allocate up to n rt blocks at the write pointer and append data there
+ * (the caller's n blocks); *got may be less (capped at the append limit). */
+int  zoned_append(struct ref_fs *fs, const uint8_t *data, uint64_t n,
+		  uint64_t *start, uint64_t *got);
+/* The longest allocation (rt blocks) one append may make. */
+uint64_t zoned_max_alloc(const struct ref_fs *fs);
+/* rt blocks new data may still be given (delalloc reservations). */
+uint64_t zoned_free_blocks(const struct ref_fs *fs);
 
 static inline uint64_t fs_blocks_roundup(const struct ref_fs *fs, uint64_t bytes)
 {
@@ -445,6 +520,19 @@ static inline uint64_t round_up(uint64_t x, uint64_t unit)
 static inline uint64_t round_down(uint64_t x, uint64_t unit)
 {
 	return unit == 1 ? x : x / unit * unit;
+}
+
+/*
+ * The longest record a file's data fork may hold, in blocks: maxext, and
+ * on a zoned realtime device the append limit, so that every extent is
+ * at most what one zone append wrote (seed path (e)'s invariant).
+ */
+static inline uint64_t file_maxext(const struct ref_fs *fs,
+				   const struct ref_inode *ip)
+{
+	uint64_t z = file_zoned(fs, ip) ? zoned_max_alloc(fs) : fs->maxext;
+
+	return z && z < fs->maxext ? z : fs->maxext;
 }
 
 /*

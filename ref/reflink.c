@@ -554,8 +554,7 @@ static int remap_checks(struct ref_fs *fs, struct ref_inode *dip, uint64_t doff,
  * dirty page must not later be written into a block another file maps,
  * and journaled data must be home, where the other file reads it.
  */
-static int settle_data(struct ref_fs *fs, struct ref_inode *a,
-		       struct ref_inode *b)
+int remap_settle(struct ref_fs *fs, struct ref_inode *a, struct ref_inode *b)
 {
 	int err = pcache_writeback(fs, a);
 
@@ -663,7 +662,7 @@ static int64_t remap_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 		if (err <= 0)
 			return err;
 	}
-	err = settle_data(fs, sip, dip);
+	err = remap_settle(fs, sip, dip);
 	if (!err)
 		err = share_blocks(fs, dip, doff >> fs->bshift, sip,
 				   soff >> fs->bshift, fs_blocks_roundup(fs, len),

@@ -85,6 +85,14 @@ int  cow_write(struct ref_fs *fs, struct ref_inode *ip,
 /* End-COW: remap the written staging of file blocks [fb, fb+len). */
 int  cow_end(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	     uint64_t len);
+/* Before a range's mappings move (exchange range): remap its written
+ * staging (cow_end), then free the rest of the fork over it, as XFS
+ * cancels the COW preallocations there.  A no-op without reflink. */
+int  cow_cancel(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		uint64_t len);
+/* Before blocks are shared or move between files: the files' dirty pages
+ * written, journaled data home (reflink.c). */
+int  remap_settle(struct ref_fs *fs, struct ref_inode *a, struct ref_inode *b);
 /* file_zero_written on a written mapping e: zero [from, to) (inside e),
  * through the COW fork where the blocks must not change in place. */
 int  cow_zero_written(struct ref_fs *fs, struct ref_inode *ip,

@@ -461,6 +461,39 @@ fail:
 	return err;
 }
 
+int zoned_append(struct ref_fs *fs, const uint8_t *data, uint64_t n,
+		 uint64_t *start, uint64_t *got)
+{
+	struct zoned_state *zs = fs->zoned;
+	int err;
+
+	zs->feed = data;
+	err = rtalloc_blocks(fs, 0, n, start, got);
+	zs->feed = NULL;
+	return err;
+}
+
+uint64_t zoned_max_alloc(const struct ref_fs *fs)
+{
+	return fs->zoned ? fs->zoned->chunk * fs->rtx : fs->maxext;
+}
+
+/*
+ * rt blocks new data may still be given: below the capacity of the
+ * writable sequential zones, not live, less the reclaim reserve (dead
+ * space is won back by reclaim).
+ */
+uint64_t zoned_free_blocks(const struct ref_fs *fs)
+{
+	const struct zoned_state *zs = fs->zoned;
+	uint64_t room = 0, keep = RESERVE * zs->usable;
+
+	for (uint64_t i = 0; i < zs->nzones; i++)
+		if (zs->z[i].kind == ZK_SEQ && zs->z[i].live < zs->usable)
+			room += zs->usable - zs->z[i].live;
+	return room > keep ? (room - keep) * fs->rtx : 0;
+}
+
 /* rt extents [ext, ext+n) were freed: dead until their zone is reset. */
 void zoned_freed(struct ref_fs *fs, uint64_t ext, uint64_t n)
 {
@@ -518,6 +551,13 @@ static int read_old(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 
 		if (err)
 			return err;
+		if (ext_compressed(&e)) {
+			ref_report(fs, "inode %llu: rewriting part of a "
+				   "compressed extent at file block %llu",
+				   (unsigned long long)ip->ino,
+				   (unsigned long long)e.fileoff);
+			return -EFSCORRUPTED;
+		}
 		k = min64(n - i, e.fileoff + e.len - (fb + i));
 		memset(state + i, e.state == 0 ? ST_WRITTEN :
 		       e.state == BMAP_HOLE ? ST_HOLE : ST_UNWRITTEN, k);
@@ -766,8 +806,9 @@ int zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 
 /* ---- reclaim ---- */
 
-/* A run of a file's blocks living in the victim zone. */
-struct move { uint64_t ino, fb, len; };
+/* A run of a file's blocks living in the victim zone (or, with state
+ * set, one compressed extent, moved whole). */
+struct move { uint64_t ino, fb, len; uint32_t state; };
 
 struct victim_scan {
 	struct ref_fs *fs;
@@ -782,13 +823,16 @@ static int scan_extent(void *arg, const struct ref_extent *e)
 {
 	struct victim_scan *s = arg;
 	uint64_t a = e->startblk > s->b0 ? e->startblk : s->b0;
-	uint64_t b = min64(e->startblk + e->len, s->b1);
+	uint64_t b = min64(e->startblk + ext_plen(e), s->b1);
 	uint64_t fb;
 
 	if (a >= b)
 		return 0;
 	fb = e->fileoff + (a - e->startblk);
-	if (s->n && s->v[s->n - 1].ino == s->ino &&
+	if (ext_compressed(e))
+		fb = e->fileoff;
+	if (!ext_compressed(e) && s->n && s->v[s->n - 1].ino == s->ino &&
+	    !s->v[s->n - 1].state &&
 	    s->v[s->n - 1].fb + s->v[s->n - 1].len == fb) {
 		s->v[s->n - 1].len += b - a;
 		return 0;
@@ -804,8 +848,48 @@ static int scan_extent(void *arg, const struct ref_extent *e)
 		s->v = nv;
 		s->cap = ncap;
 	}
-	s->v[s->n++] = (struct move){ s->ino, fb, b - a };
+	s->v[s->n++] = ext_compressed(e) ?
+		(struct move){ s->ino, fb, e->len, e->state } :
+		(struct move){ s->ino, fb, b - a, 0 };
 	return 0;
+}
+
+/* Move compressed extent [fb, fb+len) of ip whole: read, append, remap. */
+static int move_compressed(struct ref_fs *fs, struct ref_inode *ip,
+			   uint64_t fb)
+{
+	struct ref_extent e;
+	uint64_t plen, start, got;
+	uint8_t *buf;
+	int err = bmap_lookup(fs, ip, fb, &e);
+
+	if (err || !ext_compressed(&e))
+		return err ? err : -EFSCORRUPTED;
+	plen = ext_plen(&e);
+	err = step_guard(fs, ip, &plen);
+	if (err)
+		return err;
+	plen = ext_plen(&e);
+	buf = malloc(plen << fs->bshift);
+	if (!buf)
+		return -ENOMEM;
+	err = read_blocks(fs, e.startblk, plen, buf);
+	if (!err)
+		err = zoned_append(fs, buf, plen, &start, &got);
+	free(buf);
+	if (!err && got < plen) {
+		rtalloc_free(fs, start, got);
+		err = -ENOSPC;
+	}
+	if (!err)
+		err = bmap_unmap_step(fs, ip, e.fileoff, e.len);
+	if (!err) {
+		e.startblk = start;
+		err = bmap_map(fs, ip, &e);
+	}
+	if (!err)
+		fs->ctr.reclaim_moves += plen;
+	return err;
 }
 
 /* Every realtime file's blocks in zone `zone`, by scanning extent maps. */
@@ -867,6 +951,12 @@ static int reclaim_zone(struct ref_fs *fs, uint64_t zone)
 		uint64_t fb = s.v[k].fb, end = fb + s.v[k].len;
 
 		err = inode_get(fs, s.v[k].ino, &ip);
+		if (!err && s.v[k].state) {
+			err = move_compressed(fs, ip, fb);
+			if (!err)
+				err = inode_log(fs, ip);
+			continue;
+		}
 		while (!err && fb < end) {
 			uint64_t done = 0;
 

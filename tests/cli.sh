@@ -58,6 +58,20 @@ expect_status 0 "bmap" -- run io mem:64m -c "falloc 0 64k" -c "pwrite -S 1 0 4k"
 expect_grep "$tmp/out" 'unwritten' "bmap flags unwritten"
 expect_grep "$tmp/out" '^ *0: \[0\.\.7\]: ' "bmap first extent in 512-byte units"
 expect_grep "$tmp/out" '^node_visits = [0-9]+$' "counters"
+# --- delalloc and compressed writeback: nothing allocated before the
+#     fsync, compressed extents flagged after it, the bytes read back
+expect_status 0 "compress" -- run io -o compress=zstd mem:64m -c "open -f a" \
+	-c "pwrite -S 0x41 0 256k" -c stat -c fsync -c "bmap -v" -c stat \
+	-c drop_caches -c "pread -v 262140 4" -c counters
+expect_grep "$tmp/out" '^stat.blocks = 0$' "compress: no blocks before writeback"
+expect_grep "$tmp/out" 'compressed' "compress: bmap flags compressed extents"
+expect_grep "$tmp/out" '^compressed_extents = 2$' "compress: 2 extents of 128k"
+expect_grep "$tmp/out" '^0003fffc:  41 41 41 41' "compress: bytes read back"
+expect_status 2 "compress with reflink" -- run io -m reflink=1 -o compress=zstd mem:64m -c stat
+expect_status 0 "chattr +c" -- run io -o delalloc mem:64m -c "open -f b" \
+	-c "chattr +c" -c "pwrite -S 7 0 128k" -c fsync -c counters
+expect_grep "$tmp/out" '^compressed_extents = 1$' "chattr +c compresses one file"
+expect_status 2 "compress=bad" -- run io -o compress=lz4 mem:64m -c stat
 
 # --- file: devices persist across invocations; fsck checks them
 img="$tmp/img"
@@ -143,10 +157,13 @@ expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine
 # --- devices: the grammar, descriptions, bad specs
 expect_status 0 "devices grammar" -- run devices
 expect_grep "$tmp/out" 'zoned:mem' "grammar names zoned:mem"
+expect_grep "$tmp/out" 'zoned:null' "grammar names zoned:null"
 expect_grep "$tmp/out" 'crash' "grammar names the crash layer"
 expect_status 0 "devices describe" -- run devices mem:1m zoned:mem,size=64m,zone=8m
 expect_grep "$tmp/out" '^mem:1m: ' "describes mem:1m"
 expect_grep "$tmp/out" '^zoned:mem,size=64m,zone=8m: ' "describes the zoned device"
+expect_status 0 "devices describe zoned:null" -- run devices zoned:null,size=32g,zone=16g,append_max=672k
+expect_grep "$tmp/out" 'over null .data dropped, reads zeros' "says zoned:null stores no data"
 expect_status 2 "devices bad spec" -- run devices mem:1m bogus:1
 expect_grep "$tmp/err" "bogus:1" "names the bad spec"
 expect_grep "$tmp/out" '^mem:1m: ' "still describes the good one"
@@ -163,6 +180,47 @@ expect_status 2 "mkfs reflink with rt" -- run mkfs -r mem:64m -m reflink=1 mem:6
 expect_grep "$tmp/err" 'reflink=1 cannot go with a realtime device' "mkfs names the conflict"
 expect_status 2 "io reflink with rt" -- run io -m reflink=1 -r mem:64m mem:64m -c stat
 expect_grep "$tmp/err" 'reflink cannot go with a realtime device' "io names the conflict"
+
+# --- exchangerange swaps two files' ranges (sizes stay); bmap -c lists
+#     the COW fork: a write to a shared block leaves unwritten staging
+#     preallocated after it, as xfs_io -c 'bmap -c' shows it
+expect_status 0 "exchangerange" -- run io mem:64m -c "open -f a" \
+	-c "pwrite -S 0x61 0 8k" -c "open -f b" -c "pwrite -S 0x62 0 16k" \
+	-c "exchangerange -s 0 -d 4k -l 8k a" -c "pread -v 4k 16" -c stat \
+	-c "open a" -c "pread -v 0 16" -c stat
+expect_grep "$tmp/out" '^00001000:  61 61 61 61 61 61 61 61 61 61 61 61 61 61 61 61  a{16}$' "b holds a's bytes"
+expect_grep "$tmp/out" '^00000000:  62 62 62 62 62 62 62 62 62 62 62 62 62 62 62 62  b{16}$' "a holds b's bytes"
+expect_grep "$tmp/out" '^stat.size = 16384$' "b keeps its size"
+expect_grep "$tmp/out" '^stat.size = 8192$' "a keeps its size"
+expect_status 1 "exchangerange unaligned" -- run io mem:64m -c "pwrite 0 16k" \
+	-c "open -f b" -c "pwrite 0 16k" -c "exchangerange -s 0 -d 0 -l 3k f0"
+expect_grep "$tmp/out" '^exchangerange: invalid argument$' "exchangerange says why"
+expect_status 0 "bmap -c" -- run io -m reflink=1 mem:64m -c "open -f a" \
+	-c "pwrite -S 1 0 32k" -c "open -f b" -c "reflink a 0 0 32k" \
+	-c "pwrite -S 2 4k 4k" -c "bmap -c" -c "bmap -c -v"
+expect_grep "$tmp/out" '^   0: \[0\.\.15\]: hole$' "bmap -c: the hole before the staging"
+expect_grep "$tmp/out" '^   1: \[16\.\.63\]: [0-9]+\.\.[0-9]+ \(unwritten\)$' "bmap -c: unwritten staging"
+expect_grep "$tmp/out" '^   1: \[16\.\.63\]: [0-9]+\.\.[0-9]+ +48 010000 unwritten$' "bmap -c -v flags"
+expect_status 1 "bmap -c without reflink" -- run io mem:64m -c "pwrite 0 4k" -c "bmap -c"
+expect_grep "$tmp/out" '^bmap -c: operation not supported$' "bmap -c needs reflink"
+expect_status 2 "bmap bad flag" -- run io mem:64m -c "bmap -x"
+
+# --- cutall: a power cut at every durability point of a log (the long
+#     form of tests/test_corpus_cuts.c); a device that lies about an
+#     fsync must make it fail
+printf 'open -f f0\npwrite 0 40k\nfsync\nopen -f f1\npwrite 0 8k\nfsync\n' >"$tmp/cut.ops"
+expect_status 0 "cutall --help" -- run cutall --help
+expect_grep "$tmp/out" '^usage: fsoracle cutall' "cutall --help"
+expect_status 0 "cutall" -- run cutall --device mem --subsets 2 "$tmp/cut.ops"
+expect_grep "$tmp/out" '^cutall: 1 runs \(0 not cut, 0 errors\), [1-9][0-9]* points, [1-9][0-9]* cut, [1-9][0-9]* crash states checked, 0 failures' "cutall summary"
+expect_status 1 "cutall on a lying device" -- run cutall --device mem --subsets 0 --lie-sync 1 "$tmp/cut.ops"
+expect_grep "$tmp/out" 'size mismatch at recovery: f0' "cutall reports the lost fsynced file"
+expect_status 0 "cutall a corpus log on every device" -- run cutall --whole --subsets 1 \
+	"$(dirname "$0")/../corpus/regressions/fsync-survives-crash.ops"
+expect_status 2 "cutall bad device" -- run cutall --device tape "$tmp/cut.ops"
+expect_status 2 "cutall --point with two logs" -- run cutall --point 1 "$tmp/cut.ops" "$tmp/cut.ops"
+printf 'pwrite 0 12q\n' >"$tmp/bad.ops"
+expect_status 2 "cutall an unreadable log" -- run cutall --device mem "$tmp/bad.ops"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -79,4 +79,14 @@ extern int test_failed_current;
 		}                                                         \
 	} while (0)
 
+/* Sanitizer builds (ASan, MSan) run 3-10 times slower: tests that
+ * bound their work by time or size scale it down under TEST_SANITIZED. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define TEST_SANITIZED 1
+#endif
+#endif
+
 #endif

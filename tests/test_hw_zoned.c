@@ -18,6 +18,7 @@
 #include "hw/hw_internal.h"
 #include "tests/test.h"
 #include "tests/test_hw_util.h"
+#include "harness/rng.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -764,6 +765,139 @@ TEST(zoned_spec_errors_say_what_is_wrong)
 	OPEN_FAILS("zoned:mem,size=64k,zones=4", -EINVAL,
 		   "unknown option 'zones'");
 	OPEN_FAILS("zoned:file,size=64k", -EINVAL, "missing path=");
+}
+
+/* ---- zoned:null: the rules without the data ------------------------- */
+
+/* Every zone of a and b reported alike (start, capacity, wp, condition). */
+static bool same_zones(struct hw_dev *a, struct hw_dev *b, char *why,
+		       size_t len)
+{
+	for (uint64_t i = 0; i < a->geo.nr_zones; i++) {
+		struct hw_zone x = zone_at(a, i), y = zone_at(b, i);
+
+		if (x.start != y.start || x.len != y.len ||
+		    x.capacity != y.capacity || x.wp != y.wp ||
+		    x.type != y.type || x.cond != y.cond) {
+			snprintf(why, len, "zone %llu: cond %u wp %llu on "
+				 "mem, cond %u wp %llu on null",
+				 (unsigned long long)i, x.cond,
+				 (unsigned long long)x.wp, y.cond,
+				 (unsigned long long)y.wp);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * A seeded random mix of writes (at the write pointer and off it, over
+ * the capacity, unaligned), appends (over append_max too), zone commands,
+ * flushes and reads, run on zoned:mem and zoned:null of one shape side by
+ * side: every call returns the same on both, appends land at the same
+ * place, the zones report the same after each step, and the I/O counters
+ * agree.  What differs is the data: zoned:null reads zeros wherever
+ * zoned:mem reads what was written.
+ */
+TEST(zoned_null_follows_the_zone_rules_and_reads_zeros)
+{
+	struct hw_dev *m, *n;
+	struct rng r;
+	char why[160];
+	uint64_t zs, nz, seen_data = 0, rejected = 0;
+	unsigned steps = 3000;
+
+	OPEN("zoned:mem," SHAPE, m);
+	OPEN("zoned:null," SHAPE, n);
+	CHECK(n->geo.caps & HW_CAP_ZONED);
+	CHECK(!(n->geo.caps & HW_CAP_STORES_DATA));
+	CHECK(m->geo.caps & HW_CAP_STORES_DATA);
+	zs = m->geo.zone_size;
+	nz = m->geo.nr_zones;
+	CHECK_EQ(n->geo.zone_size, zs);
+	CHECK_EQ(n->geo.nr_zones, nz);
+	CHECK_EQ(n->geo.max_append, m->geo.max_append);
+	rng_seed(&r, 0x2011);
+	for (unsigned s = 0; s < steps; s++) {
+		uint64_t z = rng_below(&r, nz), wp = zone_at(m, z).wp;
+		uint64_t len = 512 * (1 + rng_below(&r, 16)), off, am, an;
+		unsigned flags = rng_below(&r, 4) ? 0 : HW_FUA;
+		int rm = 0, rn = 0;
+
+		fill_pat(wbuf, (size_t)len, s);
+		switch (rng_below(&r, 8)) {
+		case 0: case 1: case 2:   /* a write, usually at the wp */
+			off = rng_below(&r, 4) ? wp : z * zs +
+			      rng_below(&r, zs / 512) * 512;
+			if (rng_below(&r, 16) == 0)
+				len -= 100;         /* not whole sectors */
+			if (off + len > nz * zs)
+				break;
+			rm = hw_write(m, off, wbuf, (size_t)len, flags);
+			rn = hw_write(n, off, wbuf, (size_t)len, flags);
+			break;
+		case 3: case 4:           /* an append, some over the max */
+			am = an = UINT64_MAX;
+			rm = hw_zone_append(m, z, wbuf, (size_t)len, flags, &am);
+			rn = hw_zone_append(n, z, wbuf, (size_t)len, flags, &an);
+			CHECK_MSG(rm || am == an, "step %u: append at %llu on "
+				  "mem, %llu on null", s,
+				  (unsigned long long)am, (unsigned long long)an);
+			break;
+		case 5: {                 /* reset, open, close, finish */
+			enum hw_zone_op op = (enum hw_zone_op)
+					     (1 + rng_below(&r, 4));
+
+			rm = hw_zone_mgmt(m, op, z);
+			rn = hw_zone_mgmt(n, op, z);
+			break;
+		}
+		case 6:
+			rm = hw_flush(m);
+			rn = hw_flush(n);
+			break;
+		default:                  /* a read of the zone's start */
+			off = z * zs;
+			rm = hw_read(m, off, rbuf, (size_t)zs);
+			if (!rm && !all_zero(rbuf, (size_t)zs))
+				seen_data++;
+			memset(rbuf, 0xee, (size_t)zs);
+			rn = hw_read(n, off, rbuf, (size_t)zs);
+			CHECK_MSG(rn || all_zero(rbuf, (size_t)zs),
+				  "step %u: zoned:null read data in zone %llu",
+				  s, (unsigned long long)z);
+			break;
+		}
+		rejected += rm != 0;
+		CHECK_MSG(rm == rn, "step %u: %d on mem, %d on null", s, rm, rn);
+		CHECK_MSG(same_zones(m, n, why, sizeof(why)), "step %u: %s", s,
+			  why);
+	}
+	/* the mix reached both sides of the rules */
+	CHECK_MSG(seen_data > 50 && rejected > 100,
+		  "%llu reads saw data, %llu calls rejected",
+		  (unsigned long long)seen_data, (unsigned long long)rejected);
+	CHECK(memcmp(&m->ctr, &n->ctr, sizeof(m->ctr)) == 0);
+	hw_close(m);
+	hw_close(n);
+}
+
+TEST(zoned_null_spec_opens_any_size_and_says_what_it_is)
+{
+	char desc[256];
+	struct hw_dev *d;
+
+	/* 64 TiB of zones: nothing is allocated for the data */
+	OPEN("zoned:null,size=64t,zone=1g,append_max=672k", d);
+	CHECK_EQ(d->geo.nr_zones, 65536);
+	CHECK_EQ(d->geo.max_append, 672 * KiB);
+	CHECK_OK(hw_describe(d, desc, sizeof(desc)));
+	CHECK_MSG(strstr(desc, "over null (data dropped, reads zeros)") != NULL,
+		  "%s", desc);
+	hw_close(d);
+	OPEN_FAILS("zoned:null", -EINVAL, "missing size");
+	OPEN_FAILS("zoned:null,size=64k,zone=16k,path=/tmp/x", -EINVAL,
+		   "is for zoned:file");
 }
 
 /* ---- zoned:file across runs ----------------------------------------- */

@@ -601,18 +601,254 @@ TEST(optimized_paths_do_less_work_than_their_naive_twins)
 	printf("  %u of %u scenarios available\n", ran, perf_nscenarios);
 }
 
+/* ---- scenario 004 against the seed's arithmetic ---- */
+
+#define KIB 1024ull
+#define MIB (1024 * KIB)
+
+/*
+ * The seed's cost model in closed form, for len bytes written back in
+ * delalloc ranges of at most m bytes (append_max b naive, 128 MiB
+ * optimized).  Uncompressed, each range is allocated in pieces of b from
+ * its start, one zone append each, laid out from rt block 0; a piece that
+ * crosses an rt bitmap group (a 4 KiB bitmap block less its 32-byte
+ * header: 32,512 rt extents of 4k) is one append more.  A group boundary
+ * is crossed unless a piece starts exactly on it.
+ */
+struct dac { uint64_t calls, chunks, cext, appends; };
+
+static uint64_t up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static struct dac dac_formula(uint64_t len, uint64_t m, uint64_t b)
+{
+	uint64_t q = len / m, rem = len % m, c = 512 * KIB, x = 128 * KIB;
+	uint64_t group = (4096 - 32) * 8 * 4096ull;
+	struct dac d;
+
+	d.calls = q + (rem != 0);
+	/* a range of r: ceil(r / 512K) chunks; a whole chunk is 4
+	 * compressed extents, a short one ceil(its length / 128K) */
+	d.chunks = q * up(m, c) + up(rem, c);
+	d.cext = q * (m / c * (c / x) + up(m % c, x)) +
+		 rem / c * (c / x) + up(rem % c, x);
+	d.appends = q * up(m, b) + up(rem, b);
+	for (uint64_t g = group; g < len; g += group)
+		d.appends += g % m % b != 0;
+	return d;
+}
+
+TEST(seed_004_figures_follow_from_the_formula)
+{
+	const struct perf_scenario *sc = perf_scenario_find("004");
+	struct perf_job j = { .variant = 0, .param = 16ull << 30,
+			      .scale = PERF_FULL };
+	struct dac n = dac_formula(16ull << 30, 672 * KIB, 672 * KIB);
+	struct dac o = dac_formula(16ull << 30, 128 * MIB, 672 * KIB);
+	struct perf_check c[PERF_MAX_CHECKS];
+	unsigned nc, found = 0;
+
+	/* the seed's thread: 24,967 calls, 49,933 chunks (49,934 rounded up
+	 * there), 149,797 extents; 128 calls, 32,768 chunks, 131,072 */
+	CHECK_EQ(n.calls, 24967);
+	CHECK_EQ(n.chunks, 49933);
+	CHECK_EQ(n.cext, 149797);
+	CHECK_EQ(o.calls, 128);
+	CHECK_EQ(o.chunks, 32768);
+	CHECK_EQ(o.cext, 131072);
+	/* and the scenario asserts exactly those at its full size */
+	CHECK(sc && sc->seed);
+	nc = sc->seed(&j, c, PERF_MAX_CHECKS);
+	for (unsigned i = 0; i < nc; i++) {
+		const char *name = sc->counters[c[i].counter].name;
+		uint64_t want = UINT64_MAX;
+
+		if (!strcmp(name, "delalloc_calls"))
+			want = c[i].twin ? o.calls : n.calls;
+		else if (!strcmp(name, "async_chunks"))
+			want = c[i].twin ? o.chunks : n.chunks;
+		else if (!strcmp(name, "compressed_extents"))
+			want = c[i].twin ? o.cext : n.cext;
+		else
+			continue;
+		CHECK_MSG(c[i].twin <= 1 && c[i].tolerance_pct == 0 &&
+			  c[i].expect == want, "%s: %s expects %llu, not %llu",
+			  c[i].what, name, (unsigned long long)c[i].expect,
+			  (unsigned long long)want);
+		found++;
+	}
+	CHECK_EQ(found, 6);
+}
+
+/* Counter name of c, or UINT64_MAX if the engine has none of that name. */
+static uint64_t counter(const struct ref_counters *c, const char *name)
+{
+	uint64_t v;
+
+	return perf_counter_get(c, name, &v) ? UINT64_MAX : v;
+}
+
+/* One counted run of 004: variant v, len bytes, through one twin. */
+static int run_s004(unsigned v, uint64_t len, uint32_t naive, struct dac *out,
+		    uint64_t *fallbacks, char *err, size_t errlen)
+{
+	const struct perf_scenario *sc = perf_scenario_find("004");
+	struct perf_job j = { .variant = v, .param = len, .scale = PERF_QUICK,
+			      .where = PERF_COUNT, .naive = naive };
+	const struct ref_counters *c;
+	struct perf_world w;
+	uint64_t blocks;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	rc = sc->setup(&w, &j, err, errlen);
+	if (!rc) {
+		ref_counters_reset(w.fs);
+		rc = sc->op(&w, &j);
+		if (rc)
+			perf_fail(err, errlen, rc, "sync: %s", ref_strerror(rc));
+	}
+	if (!rc) {
+		c = ref_counters(w.fs);
+		out->calls = counter(c, "delalloc_calls");
+		out->chunks = counter(c, "async_chunks");
+		out->cext = counter(c, "compressed_extents");
+		out->appends = counter(c, "zone_appends");
+		*fallbacks = counter(c, "compress_fallbacks");
+		/* every block once (uncompressed: variant 1), or one block
+		 * a compressed extent (zeros: counting runs keep no bytes) */
+		blocks = counter(c, "rt_extents_allocated");
+		if (blocks != (v == 1 ? len / 4096 : out->cext))
+			rc = perf_fail(err, errlen, -EPROTO, "%llu rt blocks "
+				       "allocated", (unsigned long long)blocks);
+	}
+	perf_world_close(&w);
+	return rc;
+}
+
+/* 004's variants as this test reads them: name, append_max, compressed. */
+static const struct { const char *name; uint64_t append; int zstd; }
+	s004_variants[] = {
+	{ "zstd-672k", 672 * KIB, 1 }, { "plain-672k", 672 * KIB, 0 },
+	{ "zstd-128k", 128 * KIB, 1 }, { "zstd-1m", 1 * MIB, 1 },
+};
+
+/*
+ * At reduced sizes (a ragged last range; one past a 128 MiB range, so
+ * the optimized twin makes two calls, which crosses an rt bitmap group
+ * too), counters only, every variant and both twins: compressed, the
+ * seed's formula exactly, one zone append per compressed extent;
+ * uncompressed, no chunks, and the appends of the model.  Skipped only
+ * while the engine says it has no path (e).
+ */
+TEST(scenario_004_counters_equal_the_seed_formula)
+{
+	const struct perf_scenario *sc = perf_scenario_find("004");
+	const uint64_t sizes[] = { 16 * MIB + 64 * KIB, 128 * MIB + 672 * KIB };
+	char why[256], err[256] = "";
+	int rc;
+
+	CHECK(sc && sc->probe);
+	CHECK_EQ(sc->nvariants, 4);
+	for (unsigned v = 0; v < 4; v++)
+		CHECK(!strcmp(sc->variants[v], s004_variants[v].name));
+	rc = sc->probe(why, sizeof(why));
+	if (rc == -ENOSYS) {
+		CHECK_MSG(strstr(why, "path (e)") != NULL, "%s", why);
+		printf("  SKIPPED: %s\n", why);
+		return;
+	}
+	CHECK_MSG(rc == 0, "probe: %d: %s", rc, why);
+	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (unsigned v = 0; v < 4; v++) {
+			uint64_t b = s004_variants[v].append;
+			struct dac want[2] = {
+				dac_formula(sizes[s], b, b),
+				dac_formula(sizes[s], 128 * MIB, b),
+			};
+
+			for (int t = 0; t < 2; t++) {
+				struct dac got;
+				uint64_t fb = 0;
+
+				rc = run_s004(v, sizes[s], t ? 0 :
+					      1u << REF_PATH_DELALLOC_CAP,
+					      &got, &fb, err, sizeof(err));
+				CHECK_MSG(rc == 0, "%llu bytes, %s, twin %d: "
+					  "%s", (unsigned long long)sizes[s],
+					  s004_variants[v].name, t, err);
+				CHECK_MSG(got.calls == want[t].calls,
+					  "%llu bytes %s twin %d: %llu calls, "
+					  "want %llu",
+					  (unsigned long long)sizes[s],
+					  s004_variants[v].name, t,
+					  (unsigned long long)got.calls,
+					  (unsigned long long)want[t].calls);
+				if (!s004_variants[v].zstd) {
+					CHECK_EQ(got.chunks, 0);
+					CHECK_EQ(got.cext, 0);
+					CHECK_EQ(got.appends,
+						 want[t].appends);
+					continue;
+				}
+				CHECK_EQ(got.chunks, want[t].chunks);
+				CHECK_EQ(got.cext, want[t].cext);
+				CHECK_EQ(got.appends, got.cext);
+				CHECK_EQ(fb, 0);
+			}
+		}
+}
+
+/* ---- the driver's honesty ---- */
+
+static unsigned fake_setups;
+static int fake_probe_rc;
+
+static int fake_probe(char *why, size_t len)
+{
+	return perf_fail(why, len, fake_probe_rc, "fake path is %s",
+			 fake_probe_rc == -ENOSYS ? "missing" : "broken");
+}
+
+static int fake_setup(struct perf_world *w, const struct perf_job *j,
+		      char *err, size_t len)
+{
+	fake_setups++;
+	return -EIO;
+}
+
+static int fake_op(struct perf_world *w, const struct perf_job *j)
+{
+	return -EIO;
+}
+
+/* A path the engine lacks is skipped, never run or estimated; a probe
+ * that fails otherwise is an error, not a skip. */
 TEST(unimplemented_paths_are_skipped_never_faked)
 {
-	const struct perf_scenario *dac = perf_scenario_find("zoned-compress");
+	struct perf_scenario sc = fake;
 	struct perf_opts o = { .quiet = 1 };
 	struct perf_result *r = calloc(1, sizeof(*r));
 
-	CHECK(r && dac);
-	perf_run(dac, &o, r, NULL);
+	CHECK(r);
+	sc.probe = fake_probe;
+	sc.setup = fake_setup;
+	sc.op = fake_op;
+	fake_probe_rc = -ENOSYS;
+	perf_run(&sc, &o, r, NULL);
 	CHECK_EQ(r->status, PERF_SKIPPED);
-	CHECK(strstr(r->reason, "path (e) zoned delalloc cap is not "
-			       "implemented") != NULL);
+	CHECK(strstr(r->reason, "fake path is missing") != NULL);
 	CHECK_EQ(r->npts, 0);
+	CHECK_EQ(fake_setups, 0);
+	fake_probe_rc = -EIO;
+	perf_run(&sc, &o, r, NULL);
+	CHECK_EQ(r->status, PERF_ERROR);
+	CHECK(strstr(r->reason, "fake path is broken") != NULL);
+	CHECK_EQ(fake_setups, 0);
+	fake_probe_rc = 0;
+	perf_run(&sc, &o, r, NULL);
+	CHECK_EQ(r->status, PERF_ERROR);
+	CHECK_EQ(fake_setups, 1);
+	perf_result_free(r);
 	free(r);
 }
 

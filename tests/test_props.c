@@ -20,14 +20,7 @@
 
 /* Sanitizers make everything 3-10 times slower (forks under MSan take
  * most of a second here): the time limits are for release builds. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifdef SANITIZED
+#ifdef TEST_SANITIZED
 #define TIME_SCALE 10
 #else
 #define TIME_SCALE 1

@@ -420,7 +420,7 @@ TEST(rt_flag_changes_only_on_files_without_blocks)
 
 	CHECK_OK(rt_new(&r, 16384, NULL));
 	CHECK_OK(ref_create(r.fs, "f", &ino));
-	CHECK_EQ(ref_set_flags(r.fs, ino, 1u << 5, 0), -EOPNOTSUPP);
+	CHECK_EQ(ref_set_flags(r.fs, ino, 1u << 7, 0), -EOPNOTSUPP);
 	CHECK_EQ(ref_set_flags(r.fs, ino, REF_FLAG_REALTIME, REF_FLAG_REALTIME),
 		 -EINVAL);
 	/* a size without blocks is still empty */

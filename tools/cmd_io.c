@@ -49,8 +49,18 @@ static const char usage[] =
 "  finsert OFF LEN         insert a block-aligned hole, shifting the rest\n"
 "  copy_range -s SRCOFF -d DSTOFF -l LEN SRCFILE\n"
 "                          copy bytes from SRCFILE into the current file\n"
+"  exchangerange -s SRCOFF -d DSTOFF -l LEN SRCFILE\n"
+"                          swap [SRCOFF, +LEN) of SRCFILE with [DSTOFF,\n"
+"                          +LEN) of the current file, mappings as they\n"
+"                          are, atomically; sizes stay.  Offsets aligned\n"
+"                          to the block (the rt extent of realtime files),\n"
+"                          LEN too unless both ranges end at their EOF;\n"
+"                          both ranges inside their files\n"
 "  chattr +r | chattr -r   make the current file realtime or not (only\n"
 "                          while it has no blocks; needs -r)\n"
+"  chattr +c | chattr -c   compress the file's data at writeback (or not),\n"
+"                          whatever -o compress= says; +j journal its\n"
+"                          data, +o always copy on write (reflink=1)\n"
 "  fsync | fdatasync | sync    commit the journal\n"
 "  writeback | drop_caches write dirty pages back / evict clean pages\n"
 "                          (leaving shadow entries) of the page cache\n"
@@ -61,14 +71,22 @@ static const char usage[] =
 "                          set the seed-path switches from here on, as\n"
 "                          -o naive=/fallback= (PATHS as there)\n"
 "  stat                    size, blocks, extents (stat.size = N lines)\n"
-"  bmap [-v]               the data-fork extent list, xfs_io style, in\n"
-"                          512-byte units; unwritten extents are flagged,\n"
-"                          a realtime file's in realtime device blocks\n"
+"  bmap [-c] [-v]          the data-fork extent list, xfs_io style, in\n"
+"                          512-byte units; unwritten and compressed\n"
+"                          extents are flagged (a compressed one's block\n"
+"                          range is what it holds on the device),\n"
+"                          a realtime file's in realtime device blocks;\n"
+"                          -c: the COW fork's staging extents instead\n"
+"                          (unwritten: allocated, not yet written; needs\n"
+"                          mkfs reflink=1)\n"
 "  statfs                  filesystem-wide block and inode counts\n"
 "  counters                the engine's work counters\n"
 "\n"
 "  -o OPTS  mount options: ro, norecovery, cache=N, pagecache=N (pages,\n"
-"           0: none), naive=PATHS and\n"
+"           0: none), data=ordered|journal|writeback, delalloc (writes\n"
+"           into holes allocate at writeback), compress=zstd[:LEVEL]\n"
+"           (compressed writeback; implies delalloc), nopagedata (pages\n"
+"           keep no bytes: counting only, on null: devices), naive=PATHS and\n"
 "           fallback=PATHS (PATHS: all, none, or rt_truncate,\n"
 "           pagecache_truncate, cow_end, forget, delalloc_cap joined by\n"
 "           ',' or '+'; naive= picks those paths' naive twins, fallback=\n"
@@ -183,7 +201,9 @@ static int do_chattr(struct io *io, const struct op *op)
 {
 	struct ref_fs *fs = engine_target_fs(io->t);
 	uint32_t f = ((op->arg & OP_ATTR_REALTIME) ? REF_FLAG_REALTIME : 0) |
-		     ((op->arg & OP_ATTR_JOURNAL_DATA) ? REF_FLAG_JOURNAL_DATA : 0);
+		     ((op->arg & OP_ATTR_JOURNAL_DATA) ? REF_FLAG_JOURNAL_DATA : 0) |
+		     ((op->arg & OP_ATTR_ALWAYS_COW) ? REF_FLAG_COW : 0) |
+		     ((op->arg & OP_ATTR_COMPRESS) ? REF_FLAG_COMPRESS : 0);
 	uint64_t ino;
 	int err = cur_ino(io, &ino);
 
@@ -191,8 +211,6 @@ static int do_chattr(struct io *io, const struct op *op)
 		err = ref_create(fs, cur_name(io), &ino);
 	if (err)
 		return err;
-	if (op->arg & ~(uint64_t)(OP_ATTR_REALTIME | OP_ATTR_JOURNAL_DATA))
-		return -EOPNOTSUPP; /* only realtime and journal-data exist yet */
 	return ref_set_flags(fs, ino, (op->flags & OP_FL_CLEAR) ? 0 : f,
 			     (op->flags & OP_FL_CLEAR) ? f : 0);
 }
@@ -235,13 +253,20 @@ static int bmap_one(void *arg, const struct ref_extent *e)
 			printf("%*s%" PRIu64, 24, "", (e->fileoff - b->next) * u);
 		putchar('\n');
 	}
+	/* a compressed extent holds fewer device blocks than file blocks */
+	uint64_t plen = (e->state & REF_EXT_COMPRESSED) ?
+			REF_EXT_PLEN(e->state) : e->len;
+
 	printf("%4d: [%" PRIu64 "..%" PRIu64 "]: %" PRIu64 "..%" PRIu64, b->n++,
 	       e->fileoff * u, (e->fileoff + e->len) * u - 1, e->startblk * u,
-	       (e->startblk + e->len) * u - 1);
+	       (e->startblk + plen) * u - 1);
 	if (b->verbose)
-		printf("  %8" PRIu64 " %s%s", e->len * u,
+		printf("  %8" PRIu64 " %s%s", plen * u,
+		       (e->state & REF_EXT_COMPRESSED) ? "000100 compressed" :
 		       e->state ? "010000 unwritten" : "000000",
 		       b->rt ? " rt" : "");
+	else if (e->state & REF_EXT_COMPRESSED)
+		printf(" (compressed)");
 	else if (e->state)
 		printf(" (unwritten)");
 	putchar('\n');
@@ -249,7 +274,14 @@ static int bmap_one(void *arg, const struct ref_extent *e)
 	return 0;
 }
 
-static int do_bmap(struct io *io, int verbose)
+static int stop_walk(void *arg, const struct ref_extent *e)
+{
+	(void)arg, (void)e;
+	return 1;
+}
+
+/* bmap [-c] [-v]: the data fork, or the COW fork (staging extents). */
+static int do_bmap(struct io *io, int verbose, int cow)
 {
 	struct ref_fs *fs = engine_target_fs(io->t);
 	struct bmap_state b = { .bs512 = ref_blocksize(fs) / 512,
@@ -260,6 +292,8 @@ static int do_bmap(struct io *io, int verbose)
 
 	if (!err)
 		err = ref_stat(fs, ino, &st);
+	if (!err && cow) /* no COW fork without reflink: say so first */
+		err = ref_cow_bmap(fs, ino, stop_walk, NULL);
 	if (err)
 		return err;
 	b.rt = !!(st.flags & REF_FLAG_REALTIME);
@@ -267,7 +301,8 @@ static int do_bmap(struct io *io, int verbose)
 	if (verbose)
 		printf(" EXT: FILE-OFFSET      %sBLOCK-RANGE      %sTOTAL FLAGS\n",
 		       b.rt ? "RT-" : "", b.rt ? "" : "   ");
-	err = ref_bmap(fs, ino, bmap_one, &b);
+	err = cow ? ref_cow_bmap(fs, ino, bmap_one, &b) :
+		    ref_bmap(fs, ino, bmap_one, &b);
 	if (!err && b.n == 0)
 		printf("no extents\n");
 	return err;
@@ -299,11 +334,28 @@ static int do_statfs(struct io *io)
 	return 0;
 }
 
+/* bmap's flags (-c, -v, -cv, -vc): -1 for anything else. */
+static int bmap_flags(const char *a, int *verbose, int *cow)
+{
+	if (a[0] != '-' || !a[1])
+		return -1;
+	for (const char *p = a + 1; *p; p++) {
+		if (*p == 'v')
+			*verbose = 1;
+		else if (*p == 'c')
+			*cow = 1;
+		else
+			return -1;
+	}
+	return 0;
+}
+
 /* Inspection words that are not ops: 1 handled, 0 not one of them. */
 static int inspect(struct io *io, const char *line, int run, int *err)
 {
-	char w[16] = "", a[8] = "", extra[8] = "";
-	int n = sscanf(line, " %15s %7s %7s", w, a, extra);
+	char w[16] = "", a[8] = "", a2[8] = "", extra[8] = "";
+	int n = sscanf(line, " %15s %7s %7s %7s", w, a, a2, extra);
+	int verbose = 0, cow = 0;
 
 	*err = 0;
 	if (n < 1)
@@ -315,7 +367,8 @@ static int inspect(struct io *io, const char *line, int run, int *err)
 			return 1;
 		}
 	} else if (!strcmp(w, "bmap")) {
-		if (n > 2 || (n == 2 && strcmp(a, "-v"))) {
+		if (n > 3 || (n >= 2 && bmap_flags(a, &verbose, &cow)) ||
+		    (n == 3 && bmap_flags(a2, &verbose, &cow))) {
 			*err = -EINVAL;
 			return 1;
 		}
@@ -332,7 +385,7 @@ static int inspect(struct io *io, const char *line, int run, int *err)
 		ref_counters_foreach(ref_counters(engine_target_fs(io->t)),
 				     print_counter, NULL);
 	else if (!strcmp(w, "bmap"))
-		*err = do_bmap(io, n == 2);
+		*err = do_bmap(io, verbose, cow);
 	else
 		fputs(usage, stdout);
 	return 1;

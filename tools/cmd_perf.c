@@ -70,14 +70,14 @@ static void list_scenarios(void)
 	for (unsigned i = 0; i < perf_nscenarios; i++) {
 		const struct perf_scenario *sc = perf_scenarios[i];
 		char why[256] = "";
-		int avail = !sc->probe || !sc->probe(why, sizeof(why));
+		int rc = sc->probe ? sc->probe(why, sizeof(why)) : 0;
 
 		printf("%s %-15s path %s: %s\n", sc->id, sc->name,
 		       sc->path_label, sc->title);
 		printf("    --quick: %s\n    --full:  %s\n    time:    %s\n",
 		       sc->scale_doc[0], sc->scale_doc[1], sc->time_doc);
-		printf("    %s%s\n", avail ? "available" : "not available: ",
-		       avail ? "" : why);
+		printf("    %s%s\n", !rc ? "available" : rc == -ENOSYS ?
+		       "not available: " : "probe FAILED: ", why);
 	}
 }
 
@@ -462,9 +462,16 @@ static int ab_run(const struct args *a, const struct perf_cmp_opts *co)
 		unsigned nv = sc->nvariants ? sc->nvariants : 1, tests = 0;
 		int more = 0, slower = 0, faster = 0, failed = 0;
 		char why[256] = "no driver";
+		int prc = sc->probe ? sc->probe(why, sizeof(why)) : 0;
 
 		printf("%s %s:\n", sc->id, sc->name);
-		if ((sc->probe && sc->probe(why, sizeof(why))) || !sc->setup) {
+		if (prc && prc != -ENOSYS) {
+			/* the engine's failure, not a missing path */
+			printf("  => %s: FAILED (probe: %s)\n", sc->id, why);
+			regressed++;
+			continue;
+		}
+		if (prc || !sc->setup) {
 			printf("  not available: %s\n", why);
 			continue;
 		}

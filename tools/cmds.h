@@ -24,6 +24,7 @@ int cmd_decode(int argc, char **argv);
 int cmd_encode(int argc, char **argv);
 int cmd_minimize(int argc, char **argv);
 int cmd_prop(int argc, char **argv);
+int cmd_cutall(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 

@@ -1,9 +1,12 @@
 /* common.c - shared helpers of the fsoracle subcommands (see common.h). */
 #include "tools/common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/cmds.h"
 
@@ -56,4 +59,23 @@ int wants_help(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return 1;
 	return 0;
+}
+
+int arg_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+double mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

@@ -22,5 +22,9 @@ void msg_stderr(void *arg, const char *line);
 int exit_for(int err);
 /* True if argv has -h or --help anywhere. */
 int wants_help(int argc, char **argv);
+/* A number option's value: decimal or 0x hex, no sign.  0 or -EINVAL. */
+int arg_u64(const char *s, uint64_t *out);
+/* Seconds on the monotonic clock, for elapsed times. */
+double mono_seconds(void);
 
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "decode",   cmd_decode,   "binary op sequence -> text op log" },
 	{ "encode",   cmd_encode,   "text op log -> binary op sequence" },
 	{ "prop",     cmd_prop,     "property tests: suites, shrinking, seeds (props/)" },
+	{ "cutall",   cmd_cutall,   "power cut at every durability point of the corpus" },
 	{ "perf",     cmd_perf,     "performance oracle: naive vs optimized, counters and time" },
 	{ "devices",  cmd_devices,  "device specs and layers (mem:, file:, pmem:, zoned:, ...)" },
 };

@@ -1,6 +1,6 @@
 /*
- * zoned_model.c - the plain reference model of the zone rules
- * (zoned_model.h).
+ * zone_rules.c - the plain reference model of the zone rules
+ * (zone_rules.h).
  *
  *   zone i:  [ start = i * zone_size ......... start + capacity | unusable ]
  *   conventional zones first (i < nr_conv), then sequential ones; the
@@ -14,20 +14,21 @@
  * only while an active slot is free (null_blk's rule, also for a CLOSED
  * zone that reopens), and with none of those the command fails with -EIO.
  */
-#include "fuzz/zoned_model.h"
+#include "harness/zone_rules.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SECTOR 512u
 
-static uint64_t zstart(const struct zmod *m, uint64_t i)
+static uint64_t zstart(const struct zrules *m, uint64_t i)
 {
 	return i * m->cfg.zone_size;
 }
 
-static int is_conv(const struct zmod *m, uint64_t i)
+static int is_conv(const struct zrules *m, uint64_t i)
 {
 	return i < m->cfg.nr_conv;
 }
@@ -37,7 +38,7 @@ static int is_open(uint8_t c)
 	return c == HW_ZC_IMP_OPEN || c == HW_ZC_EXP_OPEN;
 }
 
-static uint32_t count(const struct zmod *m, int active)
+static uint32_t count(const struct zrules *m, int active)
 {
 	uint32_t n = 0;
 
@@ -47,11 +48,18 @@ static uint32_t count(const struct zmod *m, int active)
 	return n;
 }
 
-int zmod_init(struct zmod *m, const struct zmod_cfg *cfg)
+int zrules_init(struct zrules *m, const struct zrules_cfg *cfg)
 {
 	uint32_t nr_seq;
 
 	memset(m, 0, sizeof(*m));
+	if (!cfg->nr_zones || cfg->nr_zones > ZRULES_MAX_ZONES ||
+	    cfg->nr_conv >= cfg->nr_zones || !cfg->capacity ||
+	    cfg->capacity > cfg->zone_size || cfg->zone_size % SECTOR ||
+	    cfg->capacity % SECTOR ||
+	    (uint64_t)cfg->nr_readonly + cfg->nr_offline >
+	    cfg->nr_zones - cfg->nr_conv)
+		return -EINVAL;
 	m->cfg = *cfg;
 	nr_seq = m->cfg.nr_zones - m->cfg.nr_conv;
 	if (m->cfg.max_active >= nr_seq)
@@ -81,14 +89,14 @@ int zmod_init(struct zmod *m, const struct zmod_cfg *cfg)
 	return 0;
 }
 
-void zmod_free(struct zmod *m)
+void zrules_free(struct zrules *m)
 {
 	free(m->data);
 	m->data = NULL;
 }
 
 /* Make room for zone i to become open (implicitly or explicitly). */
-static int take_resources(struct zmod *m, uint64_t i)
+static int take_resources(struct zrules *m, uint64_t i)
 {
 	uint8_t c = m->cond[i];
 
@@ -116,7 +124,7 @@ static int take_resources(struct zmod *m, uint64_t i)
 }
 
 /* One write inside sequential zone i at off. */
-static int seq_write(struct zmod *m, uint64_t i, uint64_t off,
+static int seq_write(struct zrules *m, uint64_t i, uint64_t off,
 		     const uint8_t *buf, size_t len)
 {
 	uint8_t c = m->cond[i];
@@ -142,7 +150,7 @@ static int seq_write(struct zmod *m, uint64_t i, uint64_t off,
 	return 0;
 }
 
-int zmod_write(struct zmod *m, uint64_t off, const uint8_t *buf, size_t len)
+int zrules_write(struct zrules *m, uint64_t off, const uint8_t *buf, size_t len)
 {
 	uint64_t size = (uint64_t)m->cfg.nr_zones * m->cfg.zone_size;
 
@@ -170,7 +178,8 @@ int zmod_write(struct zmod *m, uint64_t off, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-int zmod_read(struct zmod *m, uint64_t off, uint8_t *buf, size_t len)
+int zrules_read(const struct zrules *m, uint64_t off, uint8_t *buf,
+		size_t len)
 {
 	uint64_t size = (uint64_t)m->cfg.nr_zones * m->cfg.zone_size;
 
@@ -188,7 +197,7 @@ int zmod_read(struct zmod *m, uint64_t off, uint8_t *buf, size_t len)
 	return 0;
 }
 
-int zmod_append(struct zmod *m, uint64_t zone, const uint8_t *buf,
+int zrules_append(struct zrules *m, uint64_t zone, const uint8_t *buf,
 		size_t len, uint64_t *written_off)
 {
 	uint64_t at;
@@ -206,7 +215,7 @@ int zmod_append(struct zmod *m, uint64_t zone, const uint8_t *buf,
 	return ret;
 }
 
-int zmod_mgmt(struct zmod *m, enum hw_zone_op op, uint64_t i)
+int zrules_mgmt(struct zrules *m, enum hw_zone_op op, uint64_t i)
 {
 	uint8_t c;
 	int ret;
@@ -253,7 +262,8 @@ int zmod_mgmt(struct zmod *m, enum hw_zone_op op, uint64_t i)
 	}
 }
 
-void zmod_report(const struct zmod *m, uint64_t i, struct hw_zone *z)
+/* A conventional zone has no write pointer: Linux reports its end. */
+void zrules_zone(const struct zrules *m, uint64_t i, struct hw_zone *z)
 {
 	memset(z, 0, sizeof(*z));
 	z->start = zstart(m, i);
@@ -261,5 +271,27 @@ void zmod_report(const struct zmod *m, uint64_t i, struct hw_zone *z)
 	z->type = is_conv(m, i) ? HW_ZONE_CONV : HW_ZONE_SEQ;
 	z->cond = m->cond[i];
 	z->capacity = is_conv(m, i) ? m->cfg.zone_size : m->cfg.capacity;
-	z->wp = m->wp[i];
+	z->wp = is_conv(m, i) ? z->start + z->len : m->wp[i];
+}
+
+int zrules_report(const struct zrules *m, uint64_t first_zone,
+		  struct hw_zone *zones, unsigned *nr)
+{
+	if (!nr || first_zone > m->cfg.nr_zones || (*nr && !zones))
+		return -EINVAL;
+	if (*nr > m->cfg.nr_zones - first_zone)
+		*nr = (unsigned)(m->cfg.nr_zones - first_zone);
+	for (unsigned k = 0; k < *nr; k++)
+		zrules_zone(m, first_zone + k, &zones[k]);
+	return 0;
+}
+
+void zrules_spec(const struct zrules_cfg *c, char *spec, size_t len)
+{
+	snprintf(spec, len, "zoned:mem,size=%llu,zone=%llu,cap=%llu,conv=%u,"
+		 "append_max=%u,max_open=%u,max_active=%u,readonly=%u,offline=%u",
+		 (unsigned long long)c->zone_size * c->nr_zones,
+		 (unsigned long long)c->zone_size, (unsigned long long)c->capacity,
+		 c->nr_conv, c->max_append, c->max_open, c->max_active,
+		 c->nr_readonly, c->nr_offline);
 }

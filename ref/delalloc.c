@@ -1,0 +1,685 @@
+/*
+ * delalloc.c - delayed allocation, writeback of delalloc runs, compressed
+ * extents, and seed path (e): the delalloc cap on zoned devices.
+ *
+ * A buffered write into a hole of a file that can take it (da_applies)
+ * allocates nothing: it reserves one block per new page and dirties the
+ * page, flagged delalloc.  Writeback (pcache.c's writeback_map, for
+ * fsync, sync, writeback, unmount, collapse/insert, and when delalloc
+ * pages reach the dirty limit) hands each delalloc page it meets to
+ * da_writeback_run, which finds the run of delalloc pages starting there
+ * (btrfs's find_lock_delalloc_range), locks it (the writeback mark), and
+ * writes it:
+ *
+ *   uncompressed   the direct write path (file_write_through) in pieces
+ *                  of at most the file's max extent size and DA_BUF;
+ *   compressed     async chunks of 512 KiB, each cut into pieces of at
+ *                  most 128 KiB of input; a piece that compresses by at
+ *                  least one block becomes one compressed extent
+ *                  (REF_EXT_COMPRESSED, its frame in plen device
+ *                  blocks), any other goes the uncompressed way.
+ *
+ * Seed path (e) is how much one call collects.  The naive twin caps the
+ * run at the file's max extent size: on a zoned realtime device the
+ * append limit (672 KiB: 2 chunks, 512 + 160 KiB, per call); elsewhere
+ * the maxext of the filesystem.  The optimized twin collects up to
+ * 128 MiB per call and caps each allocation inside the allocation loop
+ * instead (the allocator already never allocates more than the append
+ * limit on a zoned device: zoned_alloc_begin).  Its forced fallback is
+ * the caller that never goes through the delalloc loop, direct I/O: every
+ * write of a delalloc-capable file is written through at once, and must
+ * respect the same cap.
+ *
+ * A compressed extent is never changed in part.  Before anything touches
+ * part of one (an overwrite, a truncate, punch, zero, collapse or insert
+ * range), compr_expand rewrites it plain: its bytes decompressed, new
+ * blocks allocated and written, then in one transaction the compressed
+ * record goes (its blocks freed) and the plain mapping comes.  Inodes
+ * that ever held one carry REF_IF_CEXT so that others pay nothing.
+ */
+#include "ref/ref_internal.h"
+#include "ref/pcache.h"
+
+#include <stdlib.h>
+
+#ifndef FSO_NO_EXTERNAL_LIBS
+#include <zstd.h>
+#define HAVE_ZSTD 1
+#else
+#define HAVE_ZSTD 0
+#endif
+
+#define DA_COLLECT   (128u << 20)  /* bytes one optimized call collects   */
+#define DA_CHUNK     (512u << 10)  /* bytes in one async chunk            */
+#define DA_PIECE     DA_PIECE_BYTES /* input bytes of a compressed extent */
+#define DA_BUF       (1u << 20)    /* bytes written through in one piece  */
+
+struct delalloc {
+	uint8_t *buf;        /* DA_BUF: a piece's bytes                    */
+	uint8_t *zbuf;       /* compressed frame of one piece              */
+	size_t zcap;
+	/* the last compressed extent decoded (reads of one extent) */
+	uint64_t c_ino, c_off, c_blk;
+	uint32_t c_state;
+	bool c_valid;
+	uint8_t *cbuf;       /* DA_PIECE or more: its bytes                */
+	size_t ccap;
+#if HAVE_ZSTD
+	ZSTD_CCtx *cctx;
+	ZSTD_DCtx *dctx;
+#endif
+};
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+bool compress_available(void)
+{
+	return HAVE_ZSTD;
+}
+
+static int da_get(struct ref_fs *fs, struct delalloc **out)
+{
+	struct delalloc *da = fs->da;
+
+	if (!da) {
+		da = calloc(1, sizeof(*da));
+		if (!da)
+			return -ENOMEM;
+		fs->da = da;
+	}
+	if (!da->buf) {
+		da->buf = malloc(DA_BUF);
+		if (!da->buf)
+			return -ENOMEM;
+	}
+	*out = da;
+	return 0;
+}
+
+void da_unmount(struct ref_fs *fs)
+{
+	struct delalloc *da = fs->da;
+
+	if (!da)
+		return;
+	free(da->buf);
+	free(da->zbuf);
+	free(da->cbuf);
+#if HAVE_ZSTD
+	ZSTD_freeCCtx(da->cctx);
+	ZSTD_freeDCtx(da->dctx);
+#endif
+	free(da);
+	fs->da = NULL;
+}
+
+static bool file_compresses(const struct ref_fs *fs, const struct ref_inode *ip)
+{
+	return HAVE_ZSTD && !fs->rl &&
+	       (fs->compress != REF_COMPRESS_NONE || (ip->flags & REF_IF_COMPRESS));
+}
+
+/* Delalloc pages the cache may hold: all but an eighth (at least one). */
+static uint64_t da_limit(const struct ref_fs *fs)
+{
+	uint64_t cap = fs->pc->capacity, keep = cap / 8 ? cap / 8 : 1;
+
+	return cap > keep ? cap - keep : 0;
+}
+
+bool da_applies(const struct ref_fs *fs, const struct ref_inode *ip)
+{
+	return fs->pc && (fs->delalloc || file_compresses(fs, ip)) &&
+	       !inode_journals_data(fs, ip) && !(ip->flags & REF_IF_COW) &&
+	       file_unit(fs, ip) == 1 && da_limit(fs) > 0;
+}
+
+/* The longest allocation one extent of ip may be: seed (e)'s cap. */
+static uint64_t max_extent(const struct ref_fs *fs, const struct ref_inode *ip)
+{
+	uint64_t cap = fs->maxext;
+
+	if (file_zoned(fs, ip))
+		cap = min64(cap, zoned_max_alloc(fs));
+	return cap ? cap : 1;
+}
+
+/* Blocks a new delalloc page of ip may still reserve. */
+static uint64_t da_room(const struct ref_fs *fs, const struct ref_inode *ip)
+{
+	uint64_t have, reserved = fs->pc->ndelalloc[inode_is_rt(ip)];
+	uint64_t margin = 16 + reserved / 16; /* extent-map blocks */
+
+	if (inode_is_rt(ip)) {
+		uint64_t busy = fs->rt_busy.units;
+
+		have = fs->rt_free > busy ? (fs->rt_free - busy) * fs->rtx : 0;
+		margin = 0;
+		if (fs->zoned)
+			have = zoned_free_blocks(fs);
+		/* the extent maps of rt files live on the data device */
+		if (fs->free_blocks < fs->busy.units + 16 + reserved / 16)
+			return 0;
+	} else {
+		have = fs->free_blocks > fs->busy.units ?
+		       fs->free_blocks - fs->busy.units : 0;
+	}
+	return have > reserved + margin ? have - reserved - margin : 0;
+}
+
+/*
+ * A buffered write of [pos, *end) (inside one hole of ip) made delalloc:
+ * pages reserved and dirtied.  *end comes back as far as it got; equal to
+ * pos means "look the mapping up again" (writeback ran to make room).
+ */
+int da_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+	     uint64_t *end, const uint8_t *src)
+{
+	uint64_t fb = pos >> fs->bshift, last = (*end - 1) >> fs->bshift;
+	uint64_t n = last - fb + 1, used, room;
+	int err;
+
+	if (PATH_FALLBACK(fs, REF_PATH_DELALLOC_CAP)) {
+		/* the direct-I/O caller: around the delalloc loop */
+		int64_t r;
+
+		fs->ctr.delalloc_direct++;
+		/* as direct I/O flushes the cached range first */
+		err = da_flush_range(fs, ip, fb, last + 1);
+		if (!err) /* which may have made compressed extents */
+			err = compr_expand(fs, ip, fb, last + 1);
+		if (err)
+			return err;
+		r = file_write_through(fs, ip, src, *end - pos, pos, false);
+		if (r < 0)
+			return (int)r;
+		*end = pos + (uint64_t)r;
+		return 0;
+	}
+	used = fs->pc->ndelalloc[0] + fs->pc->ndelalloc[1];
+	room = da_limit(fs) > used ? da_limit(fs) - used : 0;
+	room = min64(room, da_room(fs, ip));
+	if (room == 0) {
+		/* over the dirty limit, or short of space: write back first */
+		if (!used)
+			return -ENOSPC;
+		err = pcache_writeback(fs, NULL);
+		if (!err)
+			err = tx_commit(fs);
+		*end = pos;
+		return err;
+	}
+	n = min64(n, room);
+	*end = min64(*end, (fb + n) << fs->bshift);
+	return pcache_delalloc(fs, ip, pos, *end, src);
+}
+
+/* ---- compression ---- */
+
+#if HAVE_ZSTD
+/* Compress n bytes of src; 0 when it does not pay (or cannot be done). */
+static size_t compress_piece(struct ref_fs *fs, struct delalloc *da,
+			     const uint8_t *src, size_t n)
+{
+	size_t bound = ZSTD_compressBound(n), r;
+
+	if (!da->cctx) {
+		da->cctx = ZSTD_createCCtx();
+		if (!da->cctx)
+			return 0;
+	}
+	if (da->zcap < bound) {
+		uint8_t *nb = realloc(da->zbuf, bound + fs->bs);
+
+		if (!nb)
+			return 0;
+		da->zbuf = nb;
+		da->zcap = bound;
+	}
+	r = ZSTD_compressCCtx(da->cctx, da->zbuf, da->zcap, src, n,
+			      fs->zlevel ? fs->zlevel : ZSTD_CLEVEL_DEFAULT);
+	return ZSTD_isError(r) ? 0 : r;
+}
+#endif
+
+/* The bytes of compressed extent e, decoded into da->cbuf. */
+static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
+			 const struct ref_extent *e)
+{
+	struct delalloc *da;
+	uint64_t plen = ext_plen(e), want = e->len << fs->bshift;
+	int err = da_get(fs, &da);
+
+	if (err)
+		return err;
+	if (da->c_valid && da->c_ino == ip->ino && da->c_off == e->fileoff &&
+	    da->c_blk == e->startblk && da->c_state == e->state)
+		return 0;
+	da->c_valid = false;
+	if (plen == 0 || plen >= e->len || (plen << fs->bshift) > DA_BUF) {
+		ref_report(fs, "inode %llu: compressed extent at file block %llu: "
+			   "%llu device blocks for %llu", (unsigned long long)ip->ino,
+			   (unsigned long long)e->fileoff, (unsigned long long)plen,
+			   (unsigned long long)e->len);
+		return -EFSCORRUPTED;
+	}
+	if (da->ccap < want) {
+		uint8_t *nb = realloc(da->cbuf, want);
+
+		if (!nb)
+			return -ENOMEM;
+		da->cbuf = nb;
+		da->ccap = want;
+	}
+	err = fdata_read(fs, ip, e->startblk << fs->bshift, da->buf,
+			 plen << fs->bshift);
+	if (err)
+		return err;
+	fs->ctr.data_bytes_read += plen << fs->bshift;
+#if HAVE_ZSTD
+	{
+		size_t fsz = ZSTD_findFrameCompressedSize(da->buf,
+							  plen << fs->bshift);
+		size_t r = 0;
+
+		if (!da->dctx)
+			da->dctx = ZSTD_createDCtx();
+		if (!da->dctx)
+			return -ENOMEM;
+		if (!ZSTD_isError(fsz))
+			r = ZSTD_decompressDCtx(da->dctx, da->cbuf, want, da->buf,
+						fsz);
+		if (ZSTD_isError(fsz) || ZSTD_isError(r) || r != want) {
+			ref_report(fs, "inode %llu: compressed extent at file "
+				   "block %llu (device block %llu) does not "
+				   "decode to its %llu bytes",
+				   (unsigned long long)ip->ino,
+				   (unsigned long long)e->fileoff,
+				   (unsigned long long)e->startblk,
+				   (unsigned long long)want);
+			return -EFSCORRUPTED;
+		}
+	}
+#else
+	ref_report(fs, "inode %llu: a compressed extent, and this build has no "
+		   "compression library", (unsigned long long)ip->ino);
+	return -EOPNOTSUPP;
+#endif
+	da->c_ino = ip->ino;
+	da->c_off = e->fileoff;
+	da->c_blk = e->startblk;
+	da->c_state = e->state;
+	da->c_valid = true;
+	return 0;
+}
+
+int compr_read_block(struct ref_fs *fs, const struct ref_inode *ip,
+		     const struct ref_extent *e, uint64_t fb, uint8_t *out)
+{
+	int err = decode_extent(fs, ip, e);
+
+	if (!err)
+		memcpy(out, fs->da->cbuf + ((fb - e->fileoff) << fs->bshift),
+		       fs->bs);
+	return err;
+}
+
+int compr_check(struct ref_fs *fs, const struct ref_inode *ip,
+		const struct ref_extent *e)
+{
+	return decode_extent(fs, ip, e);
+}
+
+/* A compressed extent's record went (freed or moved): forget its bytes. */
+void compr_forget(struct ref_fs *fs)
+{
+	if (fs->da)
+		fs->da->c_valid = false;
+}
+
+#if HAVE_ZSTD
+/*
+ * Allocate and write n blocks of data for ip, contiguous on the device:
+ * *blk, or -ENOSPC-like failure with nothing left allocated.  *got < n
+ * means the space was not contiguous (what was taken is given back).
+ */
+static int alloc_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       const uint8_t *data, uint64_t n, uint64_t *blk,
+		       uint64_t *got)
+{
+	int err;
+
+	if (file_zoned(fs, ip)) /* appended with the allocation */
+		err = zoned_append(fs, data, n, blk, got);
+	else
+		err = file_alloc_blocks(fs, ip, fb, n, true, blk, got);
+	if (err)
+		return err;
+	if (*got < n) {
+		err = inode_is_rt(ip) ? rtalloc_free(fs, *blk, *got) :
+		      alloc_free(fs, *blk, *got);
+		return err;
+	}
+	if (file_zoned(fs, ip))
+		return 0;
+	fs->ctr.data_bytes_written += n << fs->bshift;
+	return fdata_write(fs, ip, *blk << fs->bshift, data, n << fs->bshift);
+}
+#endif
+
+/*
+ * Rewrite compressed extent e plain: new blocks written first, then the
+ * old record out and the new mapping in, in one transaction step.
+ */
+static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
+		      const struct ref_extent *e)
+{
+	struct ref_extent piece[64];
+	unsigned np = 0;
+	uint64_t done = 0;
+	uint8_t *bytes;
+	int err = decode_extent(fs, ip, e);
+
+	if (err)
+		return err;
+	bytes = malloc(e->len << fs->bshift);
+	if (!bytes)
+		return -ENOMEM;
+	memcpy(bytes, fs->da->cbuf, e->len << fs->bshift);
+	/*
+	 * No commit may fall between the first allocation and the remap (a
+	 * cut would leak the blocks): a zoned file takes one append of the
+	 * whole extent (it is at most the append limit), retried in the next
+	 * zone when this one is short of room (what it took is dead); any
+	 * other takes pieces from the allocator without its commit retry.
+	 */
+	for (int tries = 0; file_zoned(fs, ip) && !err && !np && tries < 3;
+	     tries++) {
+		uint64_t blk, got = 0;
+
+		err = zoned_append(fs, bytes, e->len, &blk, &got);
+		if (!err && got == e->len)
+			piece[np++] = (struct ref_extent){ e->fileoff, blk, got, 0 };
+		else if (!err)
+			err = rtalloc_free(fs, blk, got);
+		done = got == e->len ? got : 0;
+	}
+	if (file_zoned(fs, ip) && !err && !np)
+		err = -ENOSPC;
+	while (!err && done < e->len) {
+		uint64_t blk, got = 0, want = min64(e->len - done, max_extent(fs, ip));
+
+		if (np == sizeof(piece) / sizeof(piece[0])) {
+			err = -ENOSPC; /* too fragmented to do in one step */
+			break;
+		}
+		err = file_alloc_blocks(fs, ip, e->fileoff + done, want, false,
+					&blk, &got);
+		if (!err) {
+			fs->ctr.data_bytes_written += got << fs->bshift;
+			err = fdata_write(fs, ip, blk << fs->bshift,
+					  bytes + (done << fs->bshift),
+					  got << fs->bshift);
+		}
+		if (err)
+			break;
+		piece[np++] = (struct ref_extent){ e->fileoff + done, blk, got, 0 };
+		done += got;
+	}
+	free(bytes);
+	if (err) { /* nothing remapped yet: the pieces go back */
+		for (unsigned i = 0; i < np; i++)
+			if (inode_is_rt(ip))
+				rtalloc_free(fs, piece[i].startblk, piece[i].len);
+			else
+				alloc_free(fs, piece[i].startblk, piece[i].len);
+		return err;
+	}
+	err = bmap_unmap_step(fs, ip, e->fileoff, e->len);
+	for (unsigned i = 0; !err && i < np; i++)
+		err = bmap_map(fs, ip, &piece[i]);
+	if (err)
+		return err;
+	fs->ctr.compressed_expands++;
+	err = inode_log(fs, ip);
+	return err ? err : tx_maybe_roll(fs);
+}
+
+int compr_expand(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+		 uint64_t fb1)
+{
+	uint64_t fb = fb0;
+
+	if (!(ip->flags & REF_IF_CEXT))
+		return 0;
+	while (fb < fb1) {
+		struct ref_extent e;
+		int err = bmap_lookup(fs, ip, fb, &e);
+
+		if (err)
+			return err;
+		if (e.state == BMAP_HOLE && e.fileoff + e.len >= UINT64_MAX - 1)
+			return 0;
+		if (ext_compressed(&e)) {
+			err = expand_one(fs, ip, &e);
+			if (err)
+				return err;
+		}
+		fb = e.fileoff + e.len;
+	}
+	return 0;
+}
+
+/* ---- writeback of delalloc runs ---- */
+
+/* The run of delalloc pages at index: up to max pages, locked. */
+static uint64_t lock_run(struct ref_fs *fs, struct pc_map *m, uint64_t index,
+			 uint64_t max)
+{
+	uint64_t n = 0;
+
+	while (n < max) {
+		struct pc_page *p = pc_peek_page(fs->pc, m, index + n);
+
+		if (!p || !p->delalloc || pc_page_mark(p, PC_WRITEBACK))
+			break;
+		pc_page_set_mark(fs->pc, p, PC_WRITEBACK);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Unlock [index, index+n): written (clean), or after a failure back to
+ * delalloc, except pages whose blocks the failed run mapped, which stay
+ * dirty as ordinary pages over written blocks.
+ */
+static void unlock_run(struct ref_fs *fs, struct ref_inode *ip,
+		       struct pc_map *m, uint64_t index, uint64_t n,
+		       bool written)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct pc_page *p = pc_peek_page(fs->pc, m, index + i);
+		struct ref_extent e;
+
+		if (!p)
+			continue;
+		pc_page_clear_mark(fs->pc, p, PC_WRITEBACK);
+		if (!written && bmap_lookup(fs, ip, index + i, &e) == 0 &&
+		    e.state == 0)
+			pc_page_undelalloc(fs->pc, p);
+		if (written) {
+			pc_page_clear_mark(fs->pc, p, PC_DIRTY);
+			pc_page_clear_mark(fs->pc, p, PC_TOWRITE);
+			pc_page_undelalloc(fs->pc, p);
+			fs->ctr.pc_pages_written++;
+		}
+	}
+}
+
+/* Copy pages [index, index+n) into buf (zeroes for pages with no bytes). */
+static void gather(struct ref_fs *fs, struct pc_map *m, uint64_t index,
+		   uint64_t n, uint8_t *buf)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct pc_page *p = pc_peek_page(fs->pc, m, index + i);
+		uint8_t *to = buf + (i << fs->bshift);
+
+		if (fs->pc->nodata || !p)
+			memset(to, 0, fs->bs);
+		else
+			memcpy(to, p->data, fs->bs);
+	}
+}
+
+/* Write file blocks [fb, fb+n) from buf the direct way (inside EOF). */
+static int write_plain(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t n, const uint8_t *buf)
+{
+	uint64_t off = fb << fs->bshift, end = min64((fb + n) << fs->bshift,
+						      ip->size);
+	int64_t r;
+
+	if (end <= off)
+		return 0;
+	r = file_write_through(fs, ip, buf, end - off, off, true);
+	if (r < 0)
+		return (int)r;
+	return (uint64_t)r == end - off ? 0 : -EIO;
+}
+
+/* One piece of a chunk: compressed if it pays and fits, else plain. */
+static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t n, const uint8_t *buf)
+{
+#if HAVE_ZSTD
+	struct delalloc *da = fs->da;
+	struct ref_extent e;
+	size_t csize = 0;
+	uint64_t plen, blk, got;
+	int err = bmap_lookup(fs, ip, fb, &e);
+
+	if (err)
+		return err;
+	if (n >= 2 && e.state == BMAP_HOLE && e.fileoff + e.len >= fb + n)
+		csize = compress_piece(fs, da, buf, n << fs->bshift);
+	plen = (csize + fs->bs - 1) >> fs->bshift;
+	if (csize && plen < n && plen <= max_extent(fs, ip)) {
+		memset(da->zbuf + csize, 0, (plen << fs->bshift) - csize);
+		err = alloc_write(fs, ip, fb, da->zbuf, plen, &blk, &got);
+		if (err)
+			return err;
+		if (got == plen) {
+			e = (struct ref_extent){ fb, blk, n,
+				REF_EXT_COMPRESSED | (uint32_t)(plen << REF_EXT_PLEN_SHIFT) };
+			err = bmap_map(fs, ip, &e);
+			ip->flags |= REF_IF_CEXT;
+			if (!err)
+				err = inode_log(fs, ip);
+			if (!err)
+				err = tx_maybe_roll(fs);
+			fs->ctr.compressed_extents++;
+			return err;
+		}
+	}
+#endif
+	fs->ctr.compress_fallbacks++;
+	return write_plain(fs, ip, fb, n, buf);
+}
+
+/* Write delalloc pages [fb, fb+n) (locked) of ip. */
+static int write_run(struct ref_fs *fs, struct ref_inode *ip,
+		     struct pc_map *m, uint64_t fb, uint64_t n)
+{
+	bool compress = file_compresses(fs, ip);
+	uint64_t cap = max_extent(fs, ip), bufb = DA_BUF >> fs->bshift;
+	uint64_t chunk = DA_CHUNK >> fs->bshift, piece = DA_PIECE >> fs->bshift;
+	uint64_t done = 0;
+	int err = 0;
+
+	if (!compress) {
+		/* the allocation loop: each piece at most the cap */
+		while (!err && done < n) {
+			uint64_t k = min64(min64(n - done, cap), bufb);
+
+			gather(fs, m, fb + done, k, fs->da->buf);
+			err = write_plain(fs, ip, fb + done, k, fs->da->buf);
+			done += k;
+		}
+		return err;
+	}
+	chunk = chunk ? chunk : 1;
+	piece = min64(piece ? piece : 1, cap); /* a record is at most cap */
+	while (!err && done < n) {
+		uint64_t c = min64(n - done, chunk), in = 0;
+
+		fs->ctr.async_chunks++;
+		while (!err && in < c) {
+			uint64_t k = min64(min64(c - in, piece), bufb);
+
+			gather(fs, m, fb + done + in, k, fs->da->buf);
+			err = write_piece(fs, ip, fb + done + in, k, fs->da->buf);
+			in += k;
+		}
+		done += c;
+	}
+	return err;
+}
+
+/*
+ * Writeback met delalloc page index of ip: find and lock the run there
+ * (capped by the seed-path switch), write it, unlock.  *next is the first
+ * index after the run.
+ */
+int da_writeback_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t index,
+		     uint64_t *next)
+{
+	struct pc_map *m = pc_map_of(fs->pc, ip->ino);
+	struct delalloc *da;
+	uint64_t max, n;
+	int err = da_get(fs, &da);
+
+	if (err)
+		return err;
+	if (PATH_NAIVE(fs, REF_PATH_DELALLOC_CAP))
+		max = max_extent(fs, ip);           /* capped at the lock */
+	else
+		max = DA_COLLECT >> fs->bshift;     /* capped at allocation */
+	n = lock_run(fs, m, index, max ? max : 1);
+	*next = index + (n ? n : 1);
+	if (n == 0) {
+		ref_report(fs, "inode %llu: delalloc page %llu is already "
+			   "locked by writeback", (unsigned long long)ip->ino,
+			   (unsigned long long)index);
+		return -EFSCORRUPTED;
+	}
+	fs->ctr.delalloc_calls++;
+	err = write_run(fs, ip, m, index, n);
+	unlock_run(fs, ip, m, index, n, !err);
+	return err;
+}
+
+int da_flush_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
+		   uint64_t fb1)
+{
+	struct pc_map *m;
+	uint64_t idx = fb0;
+
+	if (!fs->pc || !(fs->pc->ndelalloc[0] | fs->pc->ndelalloc[1]))
+		return 0;
+	m = pc_map_of(fs->pc, ip->ino);
+	while (idx < fb1 && pc_find_marked(fs->pc, m, &idx, PC_DIRTY) &&
+	       idx < fb1) {
+		struct pc_page *p = pc_peek_page(fs->pc, m, idx);
+		uint64_t next = idx + 1;
+
+		if (p && p->delalloc) {
+			int err = da_writeback_run(fs, ip, idx, &next);
+
+			if (err)
+				return err;
+		}
+		idx = next;
+	}
+	return 0;
+}
