@@ -29,6 +29,8 @@
  */
 #include "ref/ref_internal.h"
 
+#include <stdlib.h>
+
 static bool byte_addr(const struct ref_fs *fs)
 {
 	return hw_caps(fs->dev) & HW_CAP_BYTE_ADDR;
@@ -45,17 +47,53 @@ static int persist(struct ref_fs *fs, uint64_t off, uint64_t len)
 	return hw_persist(fs->dev, off, len);
 }
 
+/*
+ * The superblock and the journal header are rewritten in place under a
+ * checksum over their first sector.  A block device writes a sector
+ * whole; persistent memory promises 8 bytes, so a cut in the middle of
+ * the stores would leave neither the old header nor the new one.  There
+ * the header first goes, persisted, into the sector after it (bytes the
+ * format otherwise keeps zero), then into place with the copy beside it:
+ * at any cut one of the two is whole, and a reader that finds the first
+ * damaged takes the copy (hdr_repair).
+ */
+static int header_copy_first(struct ref_fs *fs, uint64_t off,
+			     const void *data, uint8_t **whole)
+{
+	int err;
+
+	*whole = malloc(fs->bs);
+	if (!*whole)
+		return -ENOMEM;
+	memcpy(*whole, data, fs->bs);
+	memcpy(*whole + HDR_SECTOR, data, HDR_SECTOR);
+	err = hw_write(fs->dev, off + HDR_SECTOR, data, HDR_SECTOR, HW_META);
+	if (!err) {
+		fs->dio.metas++;
+		err = persist(fs, off + HDR_SECTOR, HDR_SECTOR);
+	}
+	return err;
+}
+
 /* Write metadata block blk; with durable, durable when this returns. */
 int meta_write(struct ref_fs *fs, uint64_t blk, const void *data, bool durable)
 {
 	uint64_t off = blk << fs->bshift;
 	struct devio *d = &fs->dio;
+	uint8_t *whole = NULL;
 	int err;
 
 	if (!byte_addr(fs))
 		return hw_write(fs->dev, off, data, fs->bs,
 				HW_META | (durable ? HW_FUA : 0));
-	err = hw_write(fs->dev, off, data, fs->bs, HW_META);
+	if (blk <= 1 && fs->bs >= 2 * HDR_SECTOR) {
+		err = header_copy_first(fs, off, data, &whole);
+		if (!err)
+			err = hw_write(fs->dev, off, whole, fs->bs, HW_META);
+		free(whole);
+	} else {
+		err = hw_write(fs->dev, off, data, fs->bs, HW_META);
+	}
 	if (err)
 		return err;
 	d->metas++;

@@ -52,18 +52,38 @@ int blk_verify(const void *data, size_t span, uint32_t magic, uint64_t blkno)
 }
 
 /*
- * A header-sector block's bytes past the checksummed sector are always
- * zero; checking that makes a flipped byte anywhere in it detectable.
+ * A header-sector block's bytes past the checksummed sector are zero,
+ * except the sector right after it on persistent memory, where a copy of
+ * the header is written first (its own stores can tear: devio.c) and may
+ * itself be torn by a cut while the header is whole; checking the rest
+ * makes a flipped byte anywhere in it detectable.
  */
 int blk_verify_full(const void *data, size_t span, size_t bs, uint32_t magic,
 		    uint64_t blkno)
 {
 	const uint8_t *p = data;
+	size_t from = span;
 
-	for (size_t i = span; i < bs; i++)
+	if (span < bs && 2 * span <= bs)
+		from = 2 * span; /* the copy's sector */
+	for (size_t i = from; i < bs; i++)
 		if (p[i])
 			return -EFSCORRUPTED;
 	return blk_verify(data, span, magic, blkno);
+}
+
+int hdr_repair(void *data, size_t span, size_t bs, uint32_t magic,
+	       uint64_t blkno)
+{
+	uint8_t *p = data;
+
+	if (blk_verify(p, span, magic, blkno) == 0)
+		return 0;
+	if (span >= bs || 2 * span > bs ||
+	    blk_verify(p + span, span, magic, blkno))
+		return -EFSCORRUPTED;
+	memcpy(p, p + span, span);
+	return 0;
 }
 
 size_t blk_crc_span(const struct ref_fs *fs, const void *data)

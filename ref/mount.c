@@ -204,13 +204,15 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 		err = -EMEDIUMTYPE;
 		goto fail;
 	}
-	sb = malloc(HDR_SECTOR);
+	sb = malloc(2 * HDR_SECTOR);
 	err = -ENOMEM;
 	if (!sb)
 		goto fail;
-	err = hw_read(dev, 0, sb, HDR_SECTOR);
+	err = hw_read(dev, 0, sb, 2 * HDR_SECTOR);
 	if (err)
 		goto fail;
+	/* torn on persistent memory: the copy after it (devio.c) */
+	hdr_repair(sb, HDR_SECTOR, 2 * HDR_SECTOR, MAGIC_SUPER, 0);
 	err = check_super(fs, sb);
 	if (err)
 		goto fail;
@@ -223,6 +225,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	err = hw_read(dev, 0, sb, fs->bs);
 	if (err)
 		goto fail;
+	hdr_repair(sb, blk_crc_span(fs, sb), fs->bs, MAGIC_SUPER, 0);
 	if (blk_verify_full(sb, blk_crc_span(fs, sb), fs->bs, MAGIC_SUPER, 0)) {
 		ref_report(fs, "superblock: bytes past its header sector are not zero");
 		err = -EFSCORRUPTED;

@@ -282,6 +282,11 @@ int  blk_verify(const void *data, size_t span, uint32_t magic, uint64_t blkno);
 int  blk_verify_full(const void *data, size_t span, size_t bs, uint32_t magic,
 		     uint64_t blkno);
 size_t blk_crc_span(const struct ref_fs *fs, const void *data);
+/* A header-sector block whose header is damaged but whose copy in the
+ * next sector is whole gets the copy back in place: 0, or -EFSCORRUPTED
+ * (the header sector is span bytes). */
+int  hdr_repair(void *data, size_t span, size_t bs, uint32_t magic,
+		uint64_t blkno);
 uint32_t bitmap_blocks(uint64_t n, uint64_t bpb);
 
 /* buffer cache (bcache.c) */

@@ -8,7 +8,7 @@
  *
  * Bounded: each sequence is cut at every point in a release build (one
  * exact and one subset cut each: torn in sectors on the block device,
- * whole stores on pmem, see the known bug below); sanitizer builds cut
+ * in 8-byte stores on pmem); sanitizer builds cut
  * at most SAN_POINTS points per sequence, spread over the whole run,
  * first and last included.  FSO_CUT_POINTS=N overrides (0: every
  * point), and FSO_CUT_VERBOSE=1 prints a line per sequence.  `fsoracle
@@ -278,70 +278,10 @@ TEST(corpus_every_durability_point_cut_on_block_recovers_fsynced_bytes)
 #ifndef FSO_NO_EXTERNAL_LIBS /* MSan builds have no libpmem2 */
 TEST(corpus_every_durability_point_cut_on_pmem_recovers_fsynced_bytes)
 {
-	/* subsets of whole stores: torn ones meet the known bug below */
-	corpus_on(CUTALL_PMEM, 1);
+	/* subsets torn in 8-byte stores (headers survive by their copy) */
+	corpus_on(CUTALL_PMEM, 0);
 }
 
-/*
- * Known engine bug, found by cutting torn subsets on pmem: the journal
- * header (block 1) and the superblock are rewritten in place and
- * checksummed over 512 bytes, but pmem stores are atomic only in 8-byte
- * words, so a cut before the persist that follows such a store can
- * leave half of it, and mount refuses the image ("block 1: bad
- * checksum, magic or address", "superblock: checksum mismatch").  This
- * test holds while the bug does, and checks that no other failure hides
- * behind it.  When it fails because nothing failed, the bug is fixed:
- * delete it and cut torn subsets on pmem above (whole = 0).
- */
-TEST(known_bug_pmem_torn_header_store_fails_the_mount)
-{
-	static const char *const logs[] = {
-		"corpus/regressions/crash_eof_tail.ops",
-		"corpus/regressions/write-past-eof-zero-gap.ops" };
-	struct cutall_stats st = { 0 };
-	char *report = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&report, &len);
-
-	CHECK(out);
-	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-		char dir[512], path[1024], err[400] = "";
-		struct cutall_cfg cfg = { .name = logs[i], .dev = CUTALL_PMEM,
-					  .subsets = 2, .seed = 1, .out = out };
-		DIR *d = open_dir("corpus/regressions", dir, sizeof(dir));
-		struct op_seq seq;
-		int ret;
-
-		if (d)
-			closedir(d);
-		snprintf(path, sizeof(path), "%s/%s", dir, strrchr(logs[i], '/') + 1);
-		op_seq_init(&seq);
-		ret = op_load_file(path, OP_FORM_AUTO, NULL, &seq, NULL, err,
-				   sizeof(err));
-		if (!ret)
-			ret = cutall_run(&seq, &cfg, &st, err, sizeof(err));
-		op_seq_free(&seq);
-		if (ret) {
-			fclose(out);
-			free(report);
-		}
-		CHECK_MSG(ret == 0, "%s: %s", path, err);
-	}
-	fclose(out);
-	for (line = strtok_r(report, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strstr(line, "at recovery") || !strstr(line, "checksum"))
-			break;
-	if (line) {
-		test_fail(__FILE__, __LINE__, "a failure other than the known "
-			  "bug: %s", line);
-		free(report);
-		return;
-	}
-	free(report);
-	CHECK_MSG(st.failures > 0, "%llu torn pmem states all recovered: the "
-		  "known bug is fixed (see above)", (unsigned long long)st.states);
-}
 #endif
 
 /* ---- the check can fail ---------------------------------------------- */

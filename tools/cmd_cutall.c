@@ -65,9 +65,8 @@ static const char usage_text[] =
 "failures, seconds), a line per failure (the point, the op it fell in,\n"
 "the cut, what the checker found), and a summary.\n"
 "\n"
-"On pmem, subsets torn in 8-byte words currently fail recovery: a known\n"
-"engine bug (the journal header and superblock are rewritten in place\n"
-"under a 512-byte checksum); --whole cuts without it.\n"
+"On pmem, subsets tear in 8-byte words (the device's atomic unit), on\n"
+"mem: in 512-byte sectors; --whole keeps or drops whole writes instead.\n"
 "\n"
 "Exit status: 0 every state recovered; 1 some failed; 2 bad usage or an\n"
 "unreadable log; 3 a run could not be set up (e.g. pmem unavailable).\n";
