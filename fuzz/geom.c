@@ -76,8 +76,15 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 		snprintf(p->mkfs + n, sizeof(p->mkfs) - n, ",rtextsize=%u",
 			 p->rtext * p->bs);
 	}
+	n = 0;
 	if (p->cache)
-		snprintf(p->mount, sizeof(p->mount), "cache=%u", p->cache);
+		n = (size_t)snprintf(p->mount, sizeof(p->mount), "cache=%u",
+				     p->cache);
+	/* half the presets delay allocation (seed path (e)); files flagged
+	 * +c by the ops compress at writeback in either half */
+	if ((i / 13) % 2)
+		snprintf(p->mount + n, sizeof(p->mount) - n, "%sdelalloc",
+			 n ? "," : "");
 	if (kind == GEOM_CRASH)
 		snprintf(p->targets, sizeof(p->targets), "engine:%s,model", p->dev);
 	else
