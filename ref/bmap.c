@@ -334,13 +334,8 @@ static int unmap_range(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			return 0;
 		a = e.fileoff > fb ? e.fileoff : fb;
 		b = eend < end ? eend : end;
-		if (ext_compressed(&e) && (a != e.fileoff || b != eend)) {
-			ref_report(fs, "inode %llu: unmapping file blocks "
-				   "%llu..%llu, part of a compressed extent",
-				   (unsigned long long)ip->ino,
-				   (unsigned long long)a, (unsigned long long)b);
-			return -EFSCORRUPTED;
-		}
+		if (ext_compressed(&e) && (a != e.fileoff || b != eend))
+			return compr_partial(fs, ip, e.fileoff, "unmapping");
 
 		if (a == e.fileoff && b == eend) {
 			err = bt_delete(&t, e.fileoff);
@@ -452,13 +447,8 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		edge = up ? orig : orig + e.len;
 		if (up && orig + e.len <= from)
 			return 0;
-		if (up && orig < from && ext_compressed(&e)) {
-			ref_report(fs, "inode %llu: inserting at file block %llu, "
-				   "inside a compressed extent",
-				   (unsigned long long)ip->ino,
-				   (unsigned long long)from);
-			return -EFSCORRUPTED;
-		}
+		if (up && orig < from && ext_compressed(&e))
+			return compr_partial(fs, ip, orig, "splitting");
 		if (up && orig < from) {
 			struct ref_extent tail = { from + delta,
 						   e.startblk + (from - orig),
@@ -544,12 +534,8 @@ static int convert_piece(struct ref_fs *fs, struct ref_inode *ip,
 				   e->state };
 	int err;
 
-	if (ext_compressed(e)) {
-		ref_report(fs, "inode %llu: converting part of a compressed "
-			   "extent at file block %llu", (unsigned long long)ip->ino,
-			   (unsigned long long)e->fileoff);
-		return -EFSCORRUPTED;
-	}
+	if (ext_compressed(e))
+		return compr_partial(fs, ip, e->fileoff, "converting");
 	if (!bmap_can_insert(fs, ip, (a > e->fileoff) + (b < eend)))
 		return -ENOSPC;
 	if (a > e->fileoff) {

@@ -330,6 +330,15 @@ int compr_check(struct ref_fs *fs, const struct ref_inode *ip,
 	return decode_extent(fs, ip, e);
 }
 
+int compr_partial(struct ref_fs *fs, const struct ref_inode *ip,
+		  uint64_t fb, const char *what)
+{
+	ref_report(fs, "inode %llu: %s part of a compressed extent at file "
+		   "block %llu", (unsigned long long)ip->ino, what,
+		   (unsigned long long)fb);
+	return -EFSCORRUPTED;
+}
+
 /* A compressed extent's record went (freed or moved): forget its bytes. */
 void compr_forget(struct ref_fs *fs)
 {

@@ -416,13 +416,8 @@ int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			n = to - from;
 		else
 			n = min64(to, (e.fileoff + e.len) << fs->bshift) - from;
-		if (ext_compressed(&e)) {
-			ref_report(fs, "inode %llu: zeroing part of a compressed "
-				   "extent at file block %llu",
-				   (unsigned long long)ip->ino,
-				   (unsigned long long)e.fileoff);
-			return -EFSCORRUPTED;
-		}
+		if (ext_compressed(&e))
+			return compr_partial(fs, ip, e.fileoff, "zeroing");
 		if (e.state == 0 && fs->rl) { /* shared blocks change by COW */
 			err = cow_zero_written(fs, ip, &e, from, from + n);
 			if (err)

@@ -447,6 +447,10 @@ int  compr_read_block(struct ref_fs *fs, const struct ref_inode *ip,
  * uncompressed, so that a change to part of one can be made. */
 int  compr_expand(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
 		  uint64_t fb1);
+/* A change reached part of a compressed extent (a bug: callers expand
+ * first): say so, -EFSCORRUPTED. */
+int  compr_partial(struct ref_fs *fs, const struct ref_inode *ip,
+		   uint64_t fb, const char *what);
 /* A compressed record went or moved: drop the decoded copy. */
 void compr_forget(struct ref_fs *fs);
 /* Check one compressed extent decodes to its length (the audit). */

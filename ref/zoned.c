@@ -551,13 +551,8 @@ static int read_old(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 
 		if (err)
 			return err;
-		if (ext_compressed(&e)) {
-			ref_report(fs, "inode %llu: rewriting part of a "
-				   "compressed extent at file block %llu",
-				   (unsigned long long)ip->ino,
-				   (unsigned long long)e.fileoff);
-			return -EFSCORRUPTED;
-		}
+		if (ext_compressed(&e))
+			return compr_partial(fs, ip, e.fileoff, "rewriting");
 		k = min64(n - i, e.fileoff + e.len - (fb + i));
 		memset(state + i, e.state == 0 ? ST_WRITTEN :
 		       e.state == BMAP_HOLE ? ST_HOLE : ST_UNWRITTEN, k);
