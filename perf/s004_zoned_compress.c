@@ -112,10 +112,10 @@ static int probe(char *why, size_t len)
 	rc = perf_probe_engine(why, len, MKFS,
 			       "compress=zstd,nopagedata,naive=delalloc_cap",
 			       COUNTERS,
-			       "path (e) zoned delalloc cap is not implemented "
-			       "in the engine yet (no compress= or nopagedata "
-			       "mount option, or no delalloc_calls, "
-			       "async_chunks, compressed_extents counters)");
+			       "this engine has no path (e) zoned delalloc "
+			       "cap (no compress= or nopagedata mount option, "
+			       "or no delalloc_calls, async_chunks, "
+			       "compressed_extents counters)");
 	if (rc)
 		return rc;
 	rc = perf_world_open(&w, "mem:16m", "zoned:mem,size=16m,zone=4m",
@@ -142,8 +142,8 @@ static int probe(char *why, size_t len)
 		return perf_fail(why, len, rc, "probe of path (e): %s",
 				 ref_strerror(rc));
 	if (!calls || !cext)
-		return perf_fail(why, len, -ENOSYS, "path (e) zoned delalloc "
-				 "cap is not implemented in the engine yet (a "
+		return perf_fail(why, len, -ENOSYS, "this engine has no path "
+				 "(e) zoned delalloc cap (a "
 				 "compressed realtime write made %llu delalloc "
 				 "calls, %llu compressed extents)",
 				 (unsigned long long)calls,

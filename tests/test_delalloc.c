@@ -175,29 +175,40 @@ TEST(delalloc_allocates_nothing_until_writeback)
 	d_close(&z);
 }
 
-/* 1 MiB that compresses, then 256 KiB that does not. */
-static void write_mixed(struct ref_fs *fs, uint64_t ino, uint8_t *buf)
+/*
+ * A compress=zstd filesystem with file f (*ino): 1 MiB that compresses,
+ * then 256 KiB that does not, written and fsynced.  Returns those bytes
+ * (the caller frees them), or NULL when any of that failed.
+ */
+static uint8_t *mixed_file(struct dfs *z, uint64_t *ino)
 {
-	fill(buf, MB, 2, 1);
-	fill(buf + MB, 256 * KB, 3, 0);
-	CHECK_EQ(ref_pwrite(fs, ino, buf, MB + 256 * KB, 0), MB + 256 * KB);
-	CHECK_OK(ref_fsync(fs, ino));
+	uint8_t *buf = malloc(MB + 256 * KB);
+
+	if (buf) {
+		fill(buf, MB, 2, 1);
+		fill(buf + MB, 256 * KB, 3, 0);
+	}
+	if (!buf || d_new(z, NULL, "compress=zstd") ||
+	    ref_create(z->fs, "f", ino) ||
+	    ref_pwrite(z->fs, *ino, buf, MB + 256 * KB, 0) != MB + 256 * KB ||
+	    ref_fsync(z->fs, *ino)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 TEST(compressed_writeback_reads_back_everywhere)
 {
 	size_t len = MB + 256 * KB;
-	uint8_t *buf = malloc(len);
 	struct ref_stat st;
 	struct dfs z;
 	uint64_t ino;
+	uint8_t *buf;
 
 	NEED_COMPRESSION();
-
+	buf = mixed_file(&z, &ino);
 	CHECK(buf);
-	CHECK_OK(d_new(&z, NULL, "compress=zstd"));
-	CHECK_OK(ref_create(z.fs, "f", &ino));
-	write_mixed(z.fs, ino, buf);
 	/* 1.25 MiB: 3 chunks; 8 compressed pieces, 2 that do not shrink */
 	CHECK_EQ(ctr(z.fs, "async_chunks"), 3);
 	CHECK_EQ(ctr(z.fs, "compressed_extents"), 8);
@@ -219,16 +230,13 @@ TEST(compressed_writeback_reads_back_everywhere)
 TEST(changes_to_part_of_a_compressed_extent_keep_every_byte)
 {
 	size_t len = MB + 256 * KB;
-	uint8_t *buf = malloc(len), one = 0xab;
+	uint8_t *buf, one = 0xab;
 	struct dfs z;
 	uint64_t ino;
 
 	NEED_COMPRESSION();
-
+	buf = mixed_file(&z, &ino);
 	CHECK(buf);
-	CHECK_OK(d_new(&z, NULL, "compress=zstd"));
-	CHECK_OK(ref_create(z.fs, "f", &ino));
-	write_mixed(z.fs, ino, buf);
 	/* a byte inside the first extent */
 	CHECK_EQ(ref_pwrite(z.fs, ino, &one, 1, 5000), 1);
 	buf[5000] = one;
@@ -418,17 +426,14 @@ static int first_extent(void *arg, const struct ref_extent *e)
 
 TEST(fsck_catches_a_compressed_frame_that_does_not_decode)
 {
-	uint8_t *buf = malloc(MB + 256 * KB), junk[BS];
+	uint8_t *buf, junk[BS];
 	struct ref_extent e;
 	struct dfs z;
 	uint64_t ino;
 
 	NEED_COMPRESSION();
-
+	buf = mixed_file(&z, &ino);
 	CHECK(buf);
-	CHECK_OK(d_new(&z, NULL, "compress=zstd"));
-	CHECK_OK(ref_create(z.fs, "f", &ino));
-	write_mixed(z.fs, ino, buf);
 	CHECK_OK(ref_bmap(z.fs, ino, first_extent, &e));
 	CHECK(e.state & REF_EXT_COMPRESSED);
 	CHECK_OK(ref_unmount(z.fs));
