@@ -105,6 +105,7 @@ int check_reset(struct checker *c)
 	op_seq_clear(&c->log);
 	memset(&c->fail, 0, sizeof(c->fail));
 	c->status = CHECK_OK;
+	c->stalled = 0;
 	c->dirty = c->touched = c->exists = 0;
 	return 0;
 }
@@ -112,6 +113,11 @@ int check_reset(struct checker *c)
 const struct check_stats *check_stats(const struct checker *c)
 {
 	return &c->st;
+}
+
+int check_stalled(const struct checker *c)
+{
+	return c->stalled;
 }
 
 const struct check_failure *check_failure(const struct checker *c)
@@ -286,12 +292,219 @@ int check_verify(struct checker *c)
 {
 	int ret;
 
-	if (c->status)
+	if (c->status || c->stalled)
 		return c->status;
 	ret = verify_all(c);
 	if (!ret)
 		ret = audit_all(c);
 	return ret;
+}
+
+/*
+ * Every other target takes the files in mask as target src has them: all
+ * of them emptied first, so no copy needs space another file's old
+ * contents still hold, then copied (target_copy_file: no more space than
+ * src uses).
+ */
+static int adopt_files(struct checker *c, int src, uint32_t mask,
+		       const char *when)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+			if (!(mask & (1u << f)))
+				continue;
+			for (int i = 0; i < c->n; i++) {
+				char eb[32];
+				int ret;
+
+				if (i == src)
+					continue;
+				ret = pass ? target_copy_file(c->t[i], c->t[src], f,
+							      c->wbuf, c->chunk) :
+					     target_clear_file(c->t[i], f);
+				if (ret)
+					return check_fail(c, CHECK_ERRNO, i, f, NULL,
+							  NULL, 0, 0, "adopting %s's %s "
+							  "%s failed: %s",
+							  c->t[src]->name,
+							  op_file_name(&c->log, f),
+							  when, errstr(ret, eb,
+								       sizeof(eb)));
+			}
+		}
+	}
+	return 0;
+}
+
+/* The margin an ENOSPC is judged with (check.h): 16 units and 1/32. */
+#define FULL_MARGIN_UNITS 16u
+#define FULL_MARGIN_SHIFT 5
+/* ... and the room extent maps and the log may need on their device. */
+#define FULL_META_MARGIN ((uint64_t)1 << 20)
+/* Bytes a partial change of a compressed extent may rewrite plain. */
+#define COMPRESSED_PIECE ((uint64_t)128 << 10)
+
+/*
+ * New data space an op may need at most, beyond what it frees: its bytes
+ * where it writes or preallocates, and at each end of the range a unit
+ * rewritten out of place (zoned) or a compressed piece rewritten plain.
+ */
+static uint64_t op_need(const struct op *op, uint64_t len, uint32_t unit)
+{
+	uint64_t edges = 2 * ((uint64_t)unit + COMPRESSED_PIECE);
+
+	switch (op->kind) {
+	case OP_PWRITE:
+	case OP_FALLOC:
+	case OP_FZERO:
+	case OP_COPY_RANGE:
+		return len + edges;
+	default:
+		return edges;
+	}
+}
+
+/*
+ * Is target i's ENOSPC (or short write: wrote of want) legitimate?  0 when
+ * it is, 1 when it cannot be judged (no space call, or it has no limit to
+ * tell: a plain mismatch),
+ * else the failure's status.
+ */
+static int judge_full(struct checker *c, int i, const struct op *op,
+		      int64_t r, uint64_t want, unsigned file)
+{
+	struct target *t = c->t[i];
+	struct target_space sp = { 0 };
+	uint64_t len, need, margin;
+	char eb[32];
+	int ret;
+
+	if (!t->ops->space)
+		return 1;
+	ret = t->ops->space(t, file, &sp);
+	if (ret == -EOPNOTSUPP)
+		return 1;
+	if (ret)
+		return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
+				  "asking %s for its free space failed: %s",
+				  t->name, errstr(ret, eb, sizeof(eb)));
+	len = want ? want - (uint64_t)(r > 0 ? r : 0) : op->len;
+	need = op_need(op, len, sp.unit);
+	margin = FULL_MARGIN_UNITS * (uint64_t)sp.unit +
+		 (sp.capacity >> FULL_MARGIN_SHIFT);
+	if (sp.avail < need + margin || sp.meta_avail < FULL_META_MARGIN)
+		return 0;
+	return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
+			  "returned %s on %s with room left: %llu bytes "
+			  "available, the op needs at most %llu (+ margin %llu)",
+			  errstr(r, eb, sizeof(eb)), t->name,
+			  (unsigned long long)sp.avail,
+			  (unsigned long long)need, (unsigned long long)margin);
+}
+
+/*
+ * After an accepted ENOSPC: every other target's files in mask made to
+ * read as src's, writing only where they differ (target_match_file).  A
+ * target that runs out of room for that too, legitimately, leaves the
+ * targets out of step for good: the checker stalls (check_stalled).
+ */
+static int match_files(struct checker *c, int src, uint32_t mask)
+{
+	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+		if (!(mask & (1u << f)))
+			continue;
+		for (int i = 0; i < c->n; i++) {
+			int64_t size = c->t[src]->ops->size(c->t[src], f);
+			struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
+					.len = size > 0 ? (uint64_t)size : 0 };
+			char eb[32];
+			int ret;
+
+			if (i == src)
+				continue;
+			ret = target_match_file(c->t[i], c->t[src], f, c->wbuf,
+						c->chunk);
+			if (ret == -ENOSPC) {
+				ret = judge_full(c, i, &w, ret, 0, f);
+				if (!ret) {
+					c->stalled = 1;
+					c->st.stalls++;
+					return 0;
+				}
+				if (ret != 1)
+					return ret;
+				ret = -ENOSPC;
+			}
+			if (ret)
+				return check_fail(c, CHECK_ERRNO, i, f, NULL, NULL,
+						  0, 0, "taking %s's %s after it ran "
+						  "out of space failed: %s",
+						  c->t[src]->name,
+						  op_file_name(&c->log, f),
+						  errstr(ret, eb, sizeof(eb)));
+		}
+	}
+	return 0;
+}
+
+/*
+ * Results that differ only because some targets ran out of space: judge
+ * each of those (judge_full); when all are legitimate the others take
+ * the file as the one that wrote least left it (match_files), and r[]
+ * becomes its result everywhere.  counts: the op returns a byte count
+ * (pwrite, copy_range), and one short of the others' counts as running
+ * out.  0 when settled or nothing to settle
+ * (compare_results then sees what is left), else a failure's status.
+ */
+static int settle_full(struct checker *c, const struct op *op, int64_t *r,
+		       int counts)
+{
+	int full[TARGET_MAX] = { 0 }, nfull = 0, src = -1;
+	int64_t other = 0;
+	uint64_t want = 0;
+	int have_other = 0, ret;
+	uint32_t mask;
+
+	/* a byte count below the others' is running out too */
+	for (int i = 0; i < c->n && counts; i++)
+		if (r[i] > 0 && (uint64_t)r[i] > want)
+			want = (uint64_t)r[i];
+	for (int i = 0; i < c->n; i++) {
+		if (r[i] == -ENOSPC ||
+		    (want && r[i] >= 0 && (uint64_t)r[i] < want)) {
+			full[i] = 1;
+			nfull++;
+			if (src < 0 || r[i] < r[src])
+				src = i;
+		} else if (!have_other) {
+			other = r[i];
+			have_other = 1;
+		} else if (r[i] != other) {
+			return 0; /* they differ otherwise too */
+		}
+	}
+	if (!nfull || !have_other || other < 0)
+		return 0; /* all ran out alike, or the others failed otherwise */
+	for (int i = 0; i < c->n; i++) {
+		if (!full[i])
+			continue;
+		ret = judge_full(c, i, op, r[i], want, op->file);
+		if (ret == 1)
+			return 0;
+		if (ret)
+			return ret;
+	}
+	mask = 1u << op->file;
+	if (op->kind == OP_EXCHANGE_RANGE)
+		mask |= 1u << op->file2;
+	ret = match_files(c, src, mask);
+	if (ret)
+		return ret;
+	c->st.enospc++;
+	c->dirty |= mask;
+	for (int i = 0; i < c->n; i++)
+		r[i] = r[src];
+	return 0;
 }
 
 /* pwrite and pread: piece by piece, all targets per piece. */
@@ -315,7 +528,13 @@ static int rw_op(struct checker *c, const struct op *op, uint64_t opno,
 		for (int i = 0; i < c->n; i++)
 			r[i] = c->t[i]->ops->apply(c->t[i], &sub, c->wbuf,
 						   c->rbuf[i]);
-		ret = compare_results(c, r, op->file);
+		ret = settle_full(c, &sub, r, op->kind == OP_PWRITE);
+		if (!ret && c->stalled) {
+			*result = r[c->ref];
+			return 0;
+		}
+		if (!ret)
+			ret = compare_results(c, r, op->file);
 		if (ret)
 			return ret;
 		if (op->kind == OP_PREAD && r[c->ref] > 0) {
@@ -344,7 +563,10 @@ static int simple_op(struct checker *c, const struct op *op, int64_t *result)
 
 	for (int i = 0; i < c->n; i++)
 		r[i] = c->t[i]->ops->apply(c->t[i], op, NULL, NULL);
-	ret = compare_results(c, r, op->file);
+	ret = op->kind == OP_CRASH ? 0 :
+	      settle_full(c, op, r, op->kind == OP_COPY_RANGE);
+	if (!ret && !c->stalled)
+		ret = compare_results(c, r, op->file);
 	*result = r[c->ref];
 	return ret;
 }
@@ -373,22 +595,9 @@ static int crash_op(struct checker *c, const struct op *op, int64_t *result)
 		return 0;
 	}
 	*result = c->dirty;
-	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
-		if (!(c->dirty & (1u << f)))
-			continue;
-		for (int i = 0; i < c->n; i++) {
-			if (i == src)
-				continue;
-			ret = target_copy_file(c->t[i], c->t[src], f, c->wbuf,
-					       c->chunk);
-			if (ret)
-				return check_fail(c, CHECK_ERRNO, i, f, NULL, NULL,
-						  0, 0, "adopting %s's recovered %s "
-						  "after the crash failed: %d",
-						  c->t[src]->name,
-						  op_file_name(&c->log, f), ret);
-		}
-	}
+	ret = adopt_files(c, src, c->dirty, "after the crash");
+	if (ret)
+		return ret;
 	/* What was adopted is now durable on the other crashing targets too. */
 	for (int i = 0; i < c->n; i++) {
 		struct op sync = { .kind = OP_SYNC };
@@ -438,6 +647,8 @@ int check_op(struct checker *c, const struct op *in)
 
 	if (c->status)
 		return c->status;
+	if (c->stalled)
+		return 0;
 	op_normalize(&op);
 	ki = op_kind_info(op.kind);
 	if (op.kind == OP_NONE)
@@ -482,7 +693,7 @@ int check_op(struct checker *c, const struct op *in)
 		break;
 	}
 	c->res[c->log.n - 1] = result;
-	if (ret)
+	if (ret || c->stalled)
 		return ret;
 	if (result == -EOPNOTSUPP) {
 		/* Every target refused alike: count it as skipped. */

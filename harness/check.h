@@ -18,6 +18,21 @@
  *     adopts, for each of them, the state of the first target that can
  *     crash (a later issue narrows what is acceptable).
  *
+ *   - running out of space: a target that answers -ENOSPC (or writes
+ *     or copies short) where another succeeds is asked how much room it
+ *     has (target_ops.space: statfs's avail on the file's device).  With
+ *     at least what the op may need plus a margin (16 allocation units
+ *     and 1/32 of the device) still available, and 1 MiB on the device
+ *     of the extent maps, the ENOSPC is a bug: a result mismatch.  With
+ *     less it is accepted: every other target takes that file as the
+ *     full target left it (the one that wrote least, when several ran
+ *     out), writing only where they differ, and the run goes on from
+ *     there.  Should a target legitimately lack the room even for that,
+ *     the targets cannot be brought back in step: the checker stalls
+ *     (check_stalled), checks nothing more until a reset, and says so;
+ *     the soak starts a new round.  A target without the space call (a
+ *     host directory) cannot be judged: its ENOSPC stays a mismatch.
+ *
  * The reference is the first model in the list, else the first target;
  * every other target is compared with it.  Ops any target cannot do are
  * skipped on all of them, counted and reported, never silently dropped.
@@ -63,6 +78,8 @@ struct check_stats {
 	uint64_t skipped_total;
 	uint64_t verifies, audits, crashes; /* audits: per target audited */
 	uint64_t bytes_compared;
+	uint64_t enospc;                    /* ENOSPCs judged legitimate      */
+	uint64_t stalls;                    /* sequences stalled (check_stalled) */
 };
 
 /* What the last failure was (valid when status != CHECK_OK). */
@@ -99,6 +116,10 @@ int check_run(struct checker *c, const struct op_seq *seq);
 /* Start over: reset targets, empty the log, clear the failure (the
  * statistics keep counting). */
 int check_reset(struct checker *c);
+/* True when the targets ran out of space unevenly and could not be made
+ * to agree again (see the top): check_op, check_verify and check_finish
+ * do nothing and return 0 until check_reset. */
+int check_stalled(const struct checker *c);
 
 const struct check_stats *check_stats(const struct checker *c);
 const struct check_failure *check_failure(const struct checker *c);

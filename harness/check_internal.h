@@ -28,6 +28,7 @@ struct checker {
 	struct check_stats st;
 	struct check_failure fail;
 	int status;
+	int stalled;                 /* out of step for lack of space (check.h) */
 	int verifying;               /* inside a verify or audit (for reports) */
 };
 

@@ -1,7 +1,8 @@
 /*
  * target.c - what all targets share: parsing a target list, splitting big
  * reads and writes into pieces, copying a file from one target to
- * another (the checker's crash adoption), and naming op kinds in masks.
+ * another (the checker's crash and ENOSPC adoption) in no more space than
+ * the source holds, and naming op kinds in masks.
  */
 #include "harness/target.h"
 
@@ -26,7 +27,7 @@ const char target_list_help[] =
 "  host[:DIR]      real files in DIR (default: a new temp directory)\n"
 "  planted:BUG     the model with one planted bug, to see the checker\n"
 "                  fail: trunc_tail punch_short zero_keep_size\n"
-"                  collapse_eio audit_unlink\n"
+"                  collapse_eio audit_unlink enospc_room\n"
 "A comma after a device spec splits only before a target kind, so specs\n"
 "keep their commas:\n"
 "  engine:file:/tmp/img,size=1g,model\n";
@@ -103,7 +104,8 @@ static int open_one(const char *spec, const struct target_env *env,
 		if (!arg) {
 			snprintf(err, errlen, "target 'planted' needs a bug: "
 				 "planted:trunc_tail (or punch_short, "
-				 "zero_keep_size, collapse_eio, audit_unlink)");
+				 "zero_keep_size, collapse_eio, audit_unlink, "
+				 "enospc_room)");
 			return -EINVAL;
 		}
 		return planted_target_new(arg, out, err, errlen);
@@ -226,12 +228,192 @@ int64_t target_apply(struct target *t, const struct op *op, uint64_t opno,
 	return (int64_t)total;
 }
 
+/* Sectors: the finest unit a sparse copy leaves unwritten. */
+#define COPY_SECTOR 512u
+
+struct range_vec {
+	struct target_range *v;
+	size_t n, cap;
+};
+
+/* Collect src's ranges, adjacent ones of a kind joined. */
+static int push_range(void *arg, const struct target_range *r)
+{
+	struct range_vec *rv = arg;
+	struct target_range *last = rv->n ? &rv->v[rv->n - 1] : NULL;
+
+	if (!r->len)
+		return 0;
+	if (last && last->kind == r->kind && last->off + last->len == r->off) {
+		last->len += r->len;
+		return 0;
+	}
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 16;
+		struct target_range *v = realloc(rv->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		rv->v = v;
+		rv->cap = cap;
+	}
+	rv->v[rv->n++] = *r;
+	return 0;
+}
+
+static int write_piece(struct target *dst, unsigned file, uint64_t off,
+		       const void *buf, uint64_t n)
+{
+	struct op op = { .kind = OP_PWRITE, .file = (uint8_t)file,
+			 .off = off, .len = n };
+	int64_t r = dst->ops->apply(dst, &op, buf, NULL);
+
+	if (r < 0)
+		return (int)r;
+	return (uint64_t)r < n ? -ENOSPC : 0; /* a short write: out of space */
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/*
+ * Write the runs of sectors of buf (file bytes [off, off+n)) that are
+ * not zero, or with old (what dst holds there) that differ from it.
+ */
+static int write_runs(struct target *dst, unsigned file, uint64_t off,
+		      const uint8_t *buf, const uint8_t *old, uint64_t n)
+{
+	uint64_t p = off, run = UINT64_MAX, end = off + n;
+
+	while (p < end) {
+		uint64_t q = (p / COPY_SECTOR + 1) * COPY_SECTOR;
+		size_t k;
+
+		if (q > end)
+			q = end;
+		k = (size_t)(q - p);
+		if (old ? memcmp(buf + (p - off), old + (p - off), k) != 0 :
+			  !all_zero(buf + (p - off), k)) {
+			if (run == UINT64_MAX)
+				run = p;
+		} else if (run != UINT64_MAX) {
+			int ret = write_piece(dst, file, run, buf + (run - off),
+					      p - run);
+
+			if (ret)
+				return ret;
+			run = UINT64_MAX;
+		}
+		p = q;
+	}
+	if (run == UINT64_MAX)
+		return 0;
+	return write_piece(dst, file, run, buf + (run - off), end - run);
+}
+
+/* Copy file bytes [off, end) from src to dst: every byte, or (sparse)
+ * only the non-zero sectors. */
+static int copy_span(struct target *dst, struct target *src, unsigned file,
+		     uint64_t off, uint64_t end, int sparse, uint8_t *buf,
+		     size_t buflen)
+{
+	while (off < end) {
+		uint64_t n = end - off < buflen ? end - off : buflen;
+		int64_t r = src->ops->read(src, file, off, buf, n);
+		int ret;
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			break;
+		n = (uint64_t)r;
+		ret = sparse ? write_runs(dst, file, off, buf, NULL, n) :
+			       write_piece(dst, file, off, buf, n);
+		if (ret)
+			return ret;
+		off += n;
+	}
+	return 0;
+}
+
+int target_clear_file(struct target *dst, unsigned file)
+{
+	struct op op = { .kind = OP_TRUNCATE, .file = (uint8_t)file };
+	int64_t size = dst->ops->size(dst, file), r;
+
+	if (size == -ENOENT || size == 0)
+		return 0;
+	if (size < 0)
+		return (int)size;
+	r = dst->ops->apply(dst, &op, NULL, NULL);
+	return r < 0 ? (int)r : 0;
+}
+
+int target_match_file(struct target *dst, struct target *src, unsigned file,
+		      void *buf, size_t buflen)
+{
+	int64_t size = src->ops->size(src, file), dsize, r;
+	struct op op = { .file = (uint8_t)file };
+	size_t half = buflen / 2;
+	uint8_t *want = buf, *have = want + half;
+	uint64_t off = 0;
+
+	if (size < 0 && size != -ENOENT)
+		return (int)size;
+	dsize = dst->ops->size(dst, file);
+	if (size == -ENOENT || dsize == -ENOENT)
+		return target_copy_file(dst, src, file, buf, buflen);
+	if (dsize < 0)
+		return (int)dsize;
+	op.kind = OP_TRUNCATE;
+	if (dsize > size) { /* what goes first, so its room is free */
+		op.arg = (uint64_t)size;
+		r = dst->ops->apply(dst, &op, NULL, NULL);
+		if (r < 0)
+			return (int)r;
+		dsize = size;
+	}
+	while (off < (uint64_t)dsize) {
+		uint64_t n = (uint64_t)dsize - off < half ?
+			     (uint64_t)dsize - off : half;
+		int64_t a = src->ops->read(src, file, off, want, n);
+		int64_t b = dst->ops->read(dst, file, off, have, n);
+		int ret;
+
+		if (a < 0 || b < 0)
+			return (int)(a < 0 ? a : b);
+		if (a != b || a == 0)
+			return -EIO; /* both hold dsize bytes here */
+		ret = write_runs(dst, file, off, want, have, (uint64_t)a);
+		if (ret)
+			return ret;
+		off += (uint64_t)a;
+	}
+	if (dsize < size) { /* the rest: zeros where src has them */
+		int ret;
+
+		op.arg = (uint64_t)size;
+		r = dst->ops->apply(dst, &op, NULL, NULL);
+		if (r < 0)
+			return (int)r;
+		ret = copy_span(dst, src, file, (uint64_t)dsize, (uint64_t)size, 1,
+				buf, buflen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int target_copy_file(struct target *dst, struct target *src, unsigned file,
 		     void *buf, size_t buflen)
 {
 	int64_t size = src->ops->size(src, file), r;
 	struct op op = { .file = (uint8_t)file };
-	uint64_t off = 0;
+	struct range_vec rv = { 0 };
+	uint64_t pos = 0;
+	int ret;
 
 	if (size == -ENOENT) {
 		op.kind = OP_UNLINK;
@@ -245,37 +427,41 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 	r = dst->ops->apply(dst, &op, NULL, NULL);
 	if (r < 0)
 		return (int)r;
-	op.flags = 0;
-	op.kind = OP_TRUNCATE;
-	op.arg = 0;
-	r = dst->ops->apply(dst, &op, NULL, NULL);
-	if (r < 0)
-		return (int)r;
-	while (off < (uint64_t)size) {
-		uint64_t n = (uint64_t)size - off < buflen ? (uint64_t)size - off :
-			     buflen;
-		const uint8_t *p = buf;
+	ret = target_clear_file(dst, file);
+	if (!ret && src->ops->ranges)
+		ret = src->ops->ranges(src, file, push_range, &rv);
+	for (size_t i = 0; i < rv.n && !ret; i++) {
+		const struct target_range *g = &rv.v[i];
+		uint64_t end = g->off + g->len;
 
-		r = src->ops->read(src, file, off, buf, n);
-		if (r < 0)
-			return (int)r;
-		if (r == 0)
+		if (g->off > pos)
+			ret = copy_span(dst, src, file, pos, g->off, 1, buf,
+					buflen);
+		if (ret)
 			break;
-		n = (uint64_t)r;
-		/* Leave zeros unwritten so holes stay holes where they were. */
-		if (!(p[0] == 0 && memcmp(p, p + 1, n - 1) == 0)) {
-			op.kind = OP_PWRITE;
-			op.off = off;
-			op.len = n;
-			r = dst->ops->apply(dst, &op, buf, NULL);
-			if (r < 0)
-				return (int)r;
-			if ((uint64_t)r < n) /* a short write: out of space */
-				return -ENOSPC;
+		if (g->kind == TARGET_RANGE_UNWRITTEN) {
+			struct op fa = { .kind = OP_FALLOC, .file = (uint8_t)file,
+					 .off = g->off, .len = g->len,
+					 .flags = OP_FL_KEEP_SIZE };
+
+			r = dst->ops->apply(dst, &fa, NULL, NULL);
+			ret = r == -EOPNOTSUPP ? 0 : (int)(r < 0 ? r : 0);
+		} else if (g->off < (uint64_t)size) {
+			ret = copy_span(dst, src, file, g->off,
+					end < (uint64_t)size ? end : (uint64_t)size,
+					0, buf, buflen);
 		}
-		off += n;
+		if (end > pos)
+			pos = end;
 	}
+	free(rv.v);
+	if (!ret && pos < (uint64_t)size)
+		ret = copy_span(dst, src, file, pos, (uint64_t)size, 1, buf,
+				buflen);
+	if (ret)
+		return ret;
 	op.kind = OP_TRUNCATE;
+	op.flags = 0;
 	op.off = op.len = 0;
 	op.arg = (uint64_t)size;
 	r = dst->ops->apply(dst, &op, NULL, NULL);

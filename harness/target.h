@@ -18,7 +18,7 @@
  *                     $TMPDIR or /tmp, removed afterwards)
  *   planted:BUG       the model with one planted bug (target_planted.c):
  *                     trunc_tail, punch_short, zero_keep_size, collapse_eio,
- *                     audit_unlink
+ *                     audit_unlink, enospc_room
  *
  * After a ':' a comma splits only where a target kind follows, so device
  * specs keep their commas: "engine:file:img,size=1g,model" is two targets.
@@ -44,6 +44,25 @@
 
 struct target;
 
+/* One mapped range of a file (target_ops.ranges), in bytes. */
+#define TARGET_RANGE_DATA      0u  /* written: its bytes are the file's   */
+#define TARGET_RANGE_UNWRITTEN 1u  /* preallocated, reads as zeros        */
+struct target_range {
+	uint64_t off, len;
+	unsigned kind;            /* TARGET_RANGE_*                          */
+};
+typedef int (*target_range_fn)(void *arg, const struct target_range *r);
+
+/* Room for new data (target_ops.space), in bytes. */
+struct target_space {
+	uint64_t avail;           /* what new data of the file may still get
+				     (statfs's f_bavail on its device)      */
+	uint64_t meta_avail;      /* what metadata may still get (the device
+				     holding extent maps and the journal)   */
+	uint64_t capacity;        /* the data space of the file's device     */
+	uint32_t unit;            /* the file's allocation unit              */
+};
+
 struct target_ops {
 	/*
 	 * Apply one op.  pwrite takes its bytes from wbuf (op->len of them),
@@ -63,6 +82,18 @@ struct target_ops {
 	/* Internal consistency (fsck); NULL when there is none.  0 or
 	 * -EFSCORRUPTED with the first problem in msg. */
 	int (*audit)(struct target *t, char *msg, size_t msglen);
+	/*
+	 * The mapped ranges of file i in offset order, through fn (a non-zero
+	 * return stops the walk): written and unwritten space as the target
+	 * holds it.  What lies between reads as zeros unless cached data
+	 * waits there for allocation.  NULL when the target cannot tell.
+	 * 0 or -errno.
+	 */
+	int (*ranges)(struct target *t, unsigned file, target_range_fn fn,
+		      void *arg);
+	/* Room for new data of file i; NULL when the target has no limit
+	 * (the model).  0 or -errno. */
+	int (*space)(struct target *t, unsigned file, struct target_space *sp);
 	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
 	int (*reset)(struct target *t);
 	void (*destroy)(struct target *t);
@@ -138,11 +169,29 @@ int64_t target_apply(struct target *t, const struct op *op, uint64_t opno,
 
 /*
  * Make file `file` of dst equal to that of src (existence, size, bytes),
- * through ordinary ops on dst; holes in src stay unwritten where dst
- * allows.  buf is scratch of buflen (>= 8192) bytes, split in two.
+ * through ordinary ops on dst, never asking dst for more space than src
+ * holds: src's written ranges are copied, its unwritten ones
+ * preallocated, and between them (or everywhere, when src cannot list its
+ * ranges) only runs of non-zero 512-byte sectors are written, so holes
+ * stay holes.  dst's old contents go first (truncate to 0).  buf is
+ * scratch of buflen (>= 8192) bytes.  0 or -errno (-ENOSPC for a short
+ * write).
  */
 int target_copy_file(struct target *dst, struct target *src, unsigned file,
 		     void *buf, size_t buflen);
+/*
+ * Make file `file` of dst read as src's by writing only where the two
+ * differ (runs of 512-byte sectors), after cutting dst down to src's
+ * size when it is longer: what a full device can still do, since dst
+ * keeps its layout.  buf is scratch of buflen (>= 8192) bytes, split in
+ * two.  0 or -errno (-ENOSPC for a short write).
+ */
+int target_match_file(struct target *dst, struct target *src, unsigned file,
+		      void *buf, size_t buflen);
+/* Empty file `file` of dst (truncate to 0) when it exists: what a copy
+ * does first, for callers that free every file's space before copying
+ * any.  0 or -errno. */
+int target_clear_file(struct target *dst, unsigned file);
 
 /* Names of the set bits of an unsupported mask, "fcollapse finsert ...". */
 void target_kinds_str(uint64_t mask, char *buf, size_t len);

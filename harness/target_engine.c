@@ -392,6 +392,68 @@ static int64_t engine_read(struct target *t, unsigned file, uint64_t off,
 	return ref_pread(e->fs, ino, buf, len, off);
 }
 
+struct ranges_ctx {
+	target_range_fn fn;
+	void *arg;
+	uint32_t bs;
+};
+
+static int range_one(void *arg, const struct ref_extent *x)
+{
+	struct ranges_ctx *rc = arg;
+	struct target_range r = {
+		.off = x->fileoff * rc->bs, .len = x->len * rc->bs,
+		.kind = (x->state & REF_EXT_UNWRITTEN) ? TARGET_RANGE_UNWRITTEN :
+							  TARGET_RANGE_DATA,
+	};
+
+	return rc->fn(rc->arg, &r);
+}
+
+/* The data fork's records; delalloc pages are holes there (cached data). */
+static int engine_ranges(struct target *t, unsigned file, target_range_fn fn,
+			 void *arg)
+{
+	struct engine *e = to_engine(t);
+	struct ranges_ctx rc = { fn, arg, 0 };
+	uint64_t ino;
+	int ret = get_ino(e, file % OP_MAX_FILES, 0, &ino);
+
+	if (ret)
+		return ret;
+	rc.bs = ref_blocksize(e->fs);
+	return ref_bmap(e->fs, ino, range_one, &rc);
+}
+
+/* statfs's avail counts, of the device the file's data goes to. */
+static int engine_space(struct target *t, unsigned file,
+			struct target_space *sp)
+{
+	struct engine *e = to_engine(t);
+	struct ref_statfs sf;
+	struct ref_stat st = { 0 };
+	uint64_t ino;
+	int ret = e->fs ? ref_statfs(e->fs, &sf) : -EIO;
+
+	if (ret)
+		return ret;
+	if (!get_ino(e, file % OP_MAX_FILES, 0, &ino))
+		ret = ref_stat(e->fs, ino, &st);
+	if (ret)
+		return ret;
+	sp->meta_avail = sf.avail_blocks * sf.blocksize;
+	if (st.flags & REF_FLAG_REALTIME) {
+		sp->avail = sf.rt_avail_blocks * sf.blocksize;
+		sp->capacity = sf.rt_blocks * sf.blocksize;
+		sp->unit = sf.rtextsize;
+	} else {
+		sp->avail = sp->meta_avail;
+		sp->capacity = sf.data_blocks * sf.blocksize;
+		sp->unit = sf.blocksize;
+	}
+	return 0;
+}
+
 struct list_ctx {
 	struct engine *e;
 	uint32_t mask;
@@ -503,6 +565,8 @@ static const struct target_ops engine_ops = {
 	.size = engine_size,
 	.read = engine_read,
 	.list = engine_list,
+	.ranges = engine_ranges,
+	.space = engine_space,
 	.audit = engine_audit,
 	.reset = engine_reset,
 	.destroy = engine_destroy,

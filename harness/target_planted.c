@@ -13,6 +13,9 @@
  *   collapse_eio    fcollapse fails with EIO                        -> errno
  *   audit_unlink    unlinking a non-empty file "leaks its blocks":
  *                   every audit afterwards fails                    -> audit
+ *   enospc_room     a write of 64 KiB or more fails with ENOSPC while
+ *                   the target says 1 GiB is available (the checker's
+ *                   space rule must call that a bug)                -> errno
  *
  * The wrapper drives the inner model only through its vtable, so the
  * model itself stays untouched.
@@ -24,12 +27,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum bug { TRUNC_TAIL, PUNCH_SHORT, ZERO_KEEP_SIZE, COLLAPSE_EIO, AUDIT_UNLINK };
+enum bug {
+	TRUNC_TAIL, PUNCH_SHORT, ZERO_KEEP_SIZE, COLLAPSE_EIO, AUDIT_UNLINK,
+	ENOSPC_ROOM,
+};
 
 static const char *const bug_names[] = {
 	"trunc_tail", "punch_short", "zero_keep_size", "collapse_eio",
-	"audit_unlink",
+	"audit_unlink", "enospc_room",
 };
+
+#define ROOM_CLAIMED ((uint64_t)1 << 30) /* enospc_room's avail */
+#define ROOM_WRITE   ((uint64_t)64 << 10) /* ... and the writes it fails */
 
 #define STALE_MAX 65536
 
@@ -143,6 +152,10 @@ static int64_t planted_apply(struct target *t, const struct op *op,
 		if (op->kind == OP_UNLINK && s0 > 0)
 			p->leaked = 1;
 		break;
+	case ENOSPC_ROOM:
+		if (op->kind == OP_PWRITE && op->len >= ROOM_WRITE)
+			return -ENOSPC;
+		break;
 	}
 	return p->in->ops->apply(p->in, op, wbuf, rbuf);
 }
@@ -180,6 +193,18 @@ static int planted_audit(struct target *t, char *msg, size_t msglen)
 	return -EUCLEAN;
 }
 
+/* Only enospc_room has a space limit to claim; the rest are the model. */
+static int planted_space(struct target *t, unsigned file,
+			 struct target_space *sp)
+{
+	(void)file;
+	if (to_planted(t)->bug != ENOSPC_ROOM)
+		return -EOPNOTSUPP;
+	sp->avail = sp->meta_avail = sp->capacity = ROOM_CLAIMED;
+	sp->unit = t->blocksize ? t->blocksize : 4096;
+	return 0;
+}
+
 static int planted_reset(struct target *t)
 {
 	struct planted *p = to_planted(t);
@@ -206,6 +231,7 @@ static const struct target_ops planted_ops = {
 	.size = planted_size,
 	.read = planted_read,
 	.list = planted_list,
+	.space = planted_space,
 	.audit = planted_audit,
 	.reset = planted_reset,
 	.destroy = planted_destroy,
@@ -223,7 +249,7 @@ int planted_target_new(const char *bug, struct target **out, char *err,
 	if (b < 0) {
 		snprintf(err, errlen, "unknown planted bug '%.40s' (trunc_tail, "
 			 "punch_short, zero_keep_size, collapse_eio, "
-			 "audit_unlink)", bug);
+			 "audit_unlink, enospc_room)", bug);
 		return -EINVAL;
 	}
 	p = calloc(1, sizeof(*p));

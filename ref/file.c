@@ -824,13 +824,23 @@ int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)
 	return 0;
 }
 
+static uint64_t sub_floor(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 {
+	/* delalloc pages hold a block each of their device, not yet taken */
+	uint64_t promised[2] = { fs->pc ? fs->pc->ndelalloc[0] : 0,
+				 fs->pc ? fs->pc->ndelalloc[1] : 0 };
+
 	memset(st, 0, sizeof(*st));
 	st->blocksize = fs->bs;
 	st->total_blocks = fs->total;
 	st->data_blocks = fs->total - fs->data;
 	st->free_blocks = fs->free_blocks;
+	st->avail_blocks = sub_floor(fs->free_blocks, promised[0]);
 	st->inodes = fs->ninodes;
 	for (uint32_t i = 0; i < fs->ninodes; i++)
 		st->free_inodes += fs->inodes[i].type == ITYPE_FREE;
@@ -838,6 +848,8 @@ int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 		st->rtextsize = fs->rtx * fs->bs;
 		st->rt_blocks = fs->rtblocks;
 		st->rt_free_blocks = fs->rt_free * fs->rtx;
+		st->rt_avail_blocks = sub_floor(fs->zoned ? zoned_free_blocks(fs) :
+						st->rt_free_blocks, promised[1]);
 	}
 	return 0;
 }

@@ -339,14 +339,24 @@ int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
  * not written), as ref_bmap gives the data fork. */
 int ref_cow_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
 
-/* Filesystem-wide numbers. */
+/*
+ * Filesystem-wide numbers.  The avail counts are what new data may still
+ * be given (statfs's f_bavail): free blocks less the delayed allocations
+ * already promised and, on a zoned realtime device, less what no zone can
+ * take any more (capacity below the zone size, the reclaim reserve); dead
+ * space below a write pointer counts, since reclaim wins it back.  A
+ * write that fails with -ENOSPC while it needs well under avail is a bug
+ * (the harness's checker judges ENOSPC by it).
+ */
 struct ref_statfs {
 	uint32_t blocksize;
 	uint64_t total_blocks, free_blocks, data_blocks;
+	uint64_t avail_blocks;           /* data device, for data          */
 	uint64_t inodes, free_inodes;
 	/* the realtime device, all 0 without one */
 	uint32_t rtextsize;              /* bytes                          */
 	uint64_t rt_blocks, rt_free_blocks; /* whole rt extents, in blocks */
+	uint64_t rt_avail_blocks;        /* whole rt extents, in blocks    */
 };
 int ref_statfs(struct ref_fs *fs, struct ref_statfs *st);
 

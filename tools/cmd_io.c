@@ -79,7 +79,10 @@ static const char usage[] =
 "                          -c: the COW fork's staging extents instead\n"
 "                          (unwritten: allocated, not yet written; needs\n"
 "                          mkfs reflink=1)\n"
-"  statfs                  filesystem-wide block and inode counts\n"
+"  statfs                  filesystem-wide block and inode counts; f_bavail\n"
+"                          and f_rtbavail: what new data may still get\n"
+"                          (less delayed allocations; on a zoned rt\n"
+"                          device only what zones can still take)\n"
 "  counters                the engine's work counters\n"
 "\n"
 "  -o OPTS  mount options: ro, norecovery, cache=N, pagecache=N (pages,\n"
@@ -324,11 +327,13 @@ static int do_statfs(struct io *io)
 	printf("statfs.f_bsize = %u\n", st.blocksize);
 	printf("statfs.f_blocks = %" PRIu64 "\n", st.total_blocks);
 	printf("statfs.f_bfree = %" PRIu64 "\n", st.free_blocks);
+	printf("statfs.f_bavail = %" PRIu64 "\n", st.avail_blocks);
 	printf("statfs.f_files = %" PRIu64 "\n", st.inodes);
 	printf("statfs.f_ffree = %" PRIu64 "\n", st.free_inodes);
 	if (st.rtextsize) {
 		printf("statfs.f_rtblocks = %" PRIu64 "\n", st.rt_blocks);
 		printf("statfs.f_rtbfree = %" PRIu64 "\n", st.rt_free_blocks);
+		printf("statfs.f_rtbavail = %" PRIu64 "\n", st.rt_avail_blocks);
 		printf("geom.rtextsize = %u\n", st.rtextsize / st.blocksize);
 	}
 	return 0;

@@ -111,10 +111,23 @@ static int replay_one(const char *path, const struct runopts *o,
 		printf("%s: FAILED (%s, exit %d) at op %llu of %zu\n", path,
 		       check_status_name(rc), rc,
 		       (unsigned long long)check_failure(c)->opno, seq.n);
+	} else if (check_stalled(c)) {
+		/* not a failure: nothing after the stall could be compared */
+		printf("%s: ok up to op %llu of %zu on %s; then the targets ran "
+		       "out of space unevenly and could not be brought back in "
+		       "step, so the rest was not compared\n", path,
+		       (unsigned long long)check_log(c)->n, seq.n, targets);
 	} else if (!quiet || skip[0]) {
-		printf("%s: ok, %zu ops (%s) agree on %s%s%s\n", path, seq.n,
-		       op_form_name(info.form), targets, skip[0] ? "; " : "",
-		       skip);
+		const struct check_stats *st = check_stats(c);
+		char full[96] = "";
+
+		if (st->enospc)
+			snprintf(full, sizeof(full), "; %llu ENOSPC accepted (too "
+				 "little room left)",
+				 (unsigned long long)st->enospc);
+		printf("%s: ok, %zu ops (%s) agree on %s%s%s%s\n", path, seq.n,
+		       op_form_name(info.form), targets, full,
+		       skip[0] ? "; " : "", skip);
 	}
 	if (info.fsx_skipped)
 		printf("%s: %zu fsx `skip` lines not imported (fsx did not run "

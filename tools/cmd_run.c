@@ -259,7 +259,7 @@ int cmd_run(int argc, char **argv)
 	while (!max_ops || done < max_ops) {
 		struct op op;
 
-		if (in_round == round) {
+		if (in_round == round || check_stalled(c)) {
 			rc = check_finish(c);
 			if (rc)
 				break;
@@ -308,6 +308,14 @@ int cmd_run(int argc, char **argv)
 			(unsigned long long)s->verifies,
 			(unsigned long long)s->audits,
 			(unsigned long long)s->crashes);
+		if (s->enospc)
+			fprintf(stderr, "  %llu times a target ran out of space "
+				"with too little room left: accepted, the others "
+				"took its file\n", (unsigned long long)s->enospc);
+		if (s->stalls)
+			fprintf(stderr, "  %llu rounds ended early: out of space "
+				"unevenly, the targets could not be brought back "
+				"in step\n", (unsigned long long)s->stalls);
 		check_skip_summary(c, skip, sizeof(skip));
 		if (skip[0])
 			fprintf(stderr, "  %s\n", skip);

@@ -1,0 +1,261 @@
+/*
+ * test_harness_space.c - running out of space, judged: an ENOSPC with too
+ * little room left is accepted on every target alike and the run goes
+ * on in step; one with room left is a bug (planted:enospc_room); and the
+ * checker's adoption of a file (after a crash or an accepted ENOSPC)
+ * never asks the destination for more space than the source holds.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/check.h"
+#include "harness/runopts.h"
+#include "harness/target.h"
+#include "harness/text.h"
+#include "ref/ref.h"
+#include "tests/test.h"
+
+struct rig {
+	struct target *t[TARGET_MAX];
+	int n;
+	struct checker *c;
+	struct op_seq seq;
+};
+
+/* Open the targets and a checker for text (its header sets devices). */
+static int rig_open(struct rig *r, const char *list, const char *text)
+{
+	struct check_cfg cfg = { .quiet = 1 };
+	struct target_env env;
+	const char *targets;
+	struct runopts o;
+	char err[256];
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	op_seq_init(&r->seq);
+	ret = op_text_parse(text, strlen(text), &r->seq, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "parse: %s\n", err);
+		return ret;
+	}
+	runopts_init(&o);
+	o.targets = list;
+	runopts_resolve(&o, &r->seq, &env, &targets);
+	ret = target_list_open(targets, &env, r->t, &r->n, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", targets, err);
+		return ret;
+	}
+	return check_new(r->t, r->n, &cfg, &r->seq, &r->c);
+}
+
+static void rig_close(struct rig *r)
+{
+	check_free(r->c);
+	target_list_close(r->t, r->n);
+	op_seq_free(&r->seq);
+}
+
+/* Three files of 1 MiB on a 2 MiB device: the engines run out, the model
+ * cannot; after the crash and more writes everything still agrees. */
+static const char full_device[] =
+	"#! fsoracle dev=mem:2m\n"
+	"file f0\npwrite 0 1m\n"
+	"file f1\npwrite 0 1m\n"
+	"file f2\npwrite 0 1m\n"
+	"file f1\nfsync\ncrash\n"
+	"file f0\ntruncate 0\n"
+	"file f2\npwrite 64k 64k\n";
+
+TEST(enospc_without_room_is_accepted_and_targets_stay_in_step)
+{
+	struct rig r;
+
+	CHECK_OK(rig_open(&r, "engine,naive,model", full_device));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
+	CHECK(check_stats(r.c)->enospc > 0);
+	CHECK(!check_stalled(r.c));
+	/* every target holds what the full engine kept of f2 */
+	for (int i = 1; i < r.n; i++)
+		CHECK_EQ(r.t[i]->ops->size(r.t[i], 2), r.t[0]->ops->size(r.t[0], 2));
+	CHECK(r.t[0]->ops->size(r.t[0], 2) < (1 << 20));
+	rig_close(&r);
+}
+
+TEST(enospc_with_room_left_is_a_bug)
+{
+	struct rig r;
+
+	CHECK_OK(rig_open(&r, "model,planted:enospc_room", full_device));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_ERRNO);
+	CHECK(strstr(check_failure(r.c)->what, "with room left"));
+	CHECK_EQ(check_failure(r.c)->opno, 1);
+	rig_close(&r);
+}
+
+static uint64_t blocks_of(struct target *t, const char *name)
+{
+	struct ref_fs *fs = engine_target_fs(t);
+	struct ref_stat st;
+	uint64_t ino;
+
+	if (!fs || ref_lookup(fs, name, &ino) || ref_stat(fs, ino, &st))
+		return ~0ull;
+	return st.blocks;
+}
+
+struct kinds {
+	uint64_t data, unwritten;
+};
+
+static int count_range(void *arg, const struct target_range *g)
+{
+	struct kinds *k = arg;
+
+	if (g->kind == TARGET_RANGE_UNWRITTEN)
+		k->unwritten += g->len;
+	else
+		k->data += g->len;
+	return 0;
+}
+
+/* Two engines on the devices of text's header; text's ops applied to the
+ * first `onto` of them.  0 or -errno. */
+static int two_engines(const char *text, int onto, struct target **t, int *n,
+		       uint8_t *buf)
+{
+	struct target_env env;
+	const char *targets;
+	struct runopts o;
+	struct op_seq seq;
+	char err[256];
+	int ret;
+
+	op_seq_init(&seq);
+	ret = op_text_parse(text, strlen(text), &seq, err, sizeof(err));
+	runopts_init(&o);
+	o.targets = "engine,engine";
+	runopts_resolve(&o, &seq, &env, &targets);
+	if (!ret)
+		ret = target_list_open(targets, &env, t, n, err, sizeof(err));
+	for (int i = 0; i < onto && !ret; i++)
+		for (size_t j = 0; j < seq.n && !ret; j++)
+			if (target_apply(t[i], &seq.ops[j], j + 1, buf, 1 << 16) < 0)
+				ret = -EIO;
+	if (ret)
+		fprintf(stderr, "two_engines: %s\n", err);
+	op_seq_free(&seq);
+	return ret;
+}
+
+TEST(copy_keeps_holes_and_unwritten_space_as_the_source_has_them)
+{
+	static const char text[] =
+		"#! fsoracle dev=mem:64m\n"
+		"file f0\n"
+		"pwrite 0 1\n"              /* one block, almost all zeros */
+		"pwrite -S 0 1m 64k\n"      /* written zeros: kept written */
+		"falloc -k 4m 256k\n"       /* unwritten past EOF */
+		"pwrite 8m 4096\n"
+		"file f1\npwrite 0 16m\n"   /* dst's old contents, all freed */
+		"sync\n";
+	struct target *t[TARGET_MAX];
+	struct kinds ks = { 0 }, kd = { 0 };
+	uint8_t *buf = malloc(1 << 16), *a = malloc(1 << 16), *b = malloc(1 << 16);
+	int n;
+
+	CHECK(buf && a && b);
+	CHECK_OK(two_engines(text, 1, t, &n, buf));
+	/* dst's f0 is f1 of the source's size in data: copy over it */
+	{
+		struct op w = { .kind = OP_PWRITE, .file = 0, .len = 12 << 20 };
+
+		CHECK(target_apply(t[1], &w, 1, buf, 1 << 16) == 12 << 20);
+	}
+	CHECK_OK(target_copy_file(t[1], t[0], 0, buf, 1 << 16));
+	CHECK_EQ(t[1]->ops->size(t[1], 0), t[0]->ops->size(t[0], 0));
+	CHECK_EQ(blocks_of(t[1], "f0"), blocks_of(t[0], "f0"));
+	CHECK_EQ(blocks_of(t[0], "f0"), 1 + 16 + 64 + 1);
+	CHECK_OK(t[0]->ops->ranges(t[0], 0, count_range, &ks));
+	CHECK_OK(t[1]->ops->ranges(t[1], 0, count_range, &kd));
+	CHECK_EQ(kd.data, ks.data);
+	CHECK_EQ(kd.unwritten, ks.unwritten);
+	CHECK_EQ(kd.unwritten, 256 << 10);
+	for (uint64_t off = 0; off < (uint64_t)t[0]->ops->size(t[0], 0);
+	     off += 1 << 16) {
+		int64_t x = t[0]->ops->read(t[0], 0, off, a, 1 << 16);
+
+		CHECK_EQ(t[1]->ops->read(t[1], 0, off, b, 1 << 16), x);
+		CHECK(x > 0 && !memcmp(a, b, (size_t)x));
+	}
+	target_list_close(t, n);
+	free(buf);
+	free(a);
+	free(b);
+}
+
+TEST(match_writes_only_where_files_differ)
+{
+	static const char text[] =
+		"#! fsoracle dev=mem:64m mount=pagecache=0\n"
+		"file f0\npwrite 0 1m\nsync\n";
+	struct target *t[TARGET_MAX];
+	const struct ref_counters *k;
+	uint8_t *buf = malloc(1 << 16);
+	uint64_t before;
+	int n;
+
+	CHECK(buf);
+	CHECK_OK(two_engines(text, 2, t, &n, buf));
+	{
+		/* dst one sector different and 4k longer */
+		struct op w = { .kind = OP_PWRITE, .file = 0, .off = 5000,
+				.len = 10, .flags = OP_FL_PATTERN, .pattern = 7 };
+		struct op g = { .kind = OP_PWRITE, .file = 0, .off = 1 << 20,
+				.len = 4096 };
+
+		CHECK_EQ(target_apply(t[1], &w, 9, buf, 1 << 16), 10);
+		CHECK_EQ(target_apply(t[1], &g, 9, buf, 1 << 16), 4096);
+	}
+	k = ref_counters(engine_target_fs(t[1]));
+	before = k->data_bytes_written;
+	CHECK_OK(target_match_file(t[1], t[0], 0, buf, 1 << 16));
+	CHECK_EQ(t[1]->ops->size(t[1], 0), 1 << 20);
+	/* one sector differs: at most its block is written, not 1 MiB */
+	CHECK_MSG(k->data_bytes_written - before <= 4096, "%llu bytes written",
+		  (unsigned long long)(k->data_bytes_written - before));
+	CHECK(k->data_bytes_written > before);
+	target_list_close(t, n);
+	free(buf);
+}
+
+/* The false alarm a crash adoption raised on a nearly full zoned device:
+ * rewriting whole 1 MiB chunks, zeros included, needed room the files
+ * never used. */
+TEST(crash_adoption_fits_where_the_source_fits)
+{
+	static const char text[] =
+		"#! fsoracle dev=mem:64m rt=zoned:mem,size=8m,zone=1m,cap=768k,"
+		"append_max=672k,max_open=4,max_active=4 "
+		"mount=pagecache=16,delalloc\n"
+		"file f1\nchattr +r\nfile f3\nchattr +r\nfile f0\nchattr +r\n"
+		"file f2\nchattr +r\nfile f0\npwrite 2044k 76k\n"
+		"file f1\ntruncate 963k\npwrite 0 1\nfile f0\npwrite 0 1\n"
+		"file f2\npwrite 0 1\nfile f3\npwrite 876k 1\n"
+		"file f2\npwrite 1322k 92560\nfile f3\nfsync\npwrite 0 0\n"
+		"crash\n";
+	struct rig r;
+
+	CHECK_OK(rig_open(&r, "engine,naive,model", text));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
+	CHECK_EQ(check_stats(r.c)->enospc, 0);
+	rig_close(&r);
+}
+
+int main(int argc, char **argv)
+{
+	return test_main(argc, argv);
+}
