@@ -346,7 +346,13 @@ int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 		if (err)
 			return err;
 	}
-	ip->flags = nflags;
+	/*
+	 * From the flags as they are now, not nflags: the writeback above
+	 * may have made compressed extents, and the REF_IF_CEXT it set must
+	 * stay (without it compr_expand skips the file and the audit
+	 * rejects its compressed records).
+	 */
+	ip->flags = (ip->flags | set) & ~clear;
 	err = inode_log(fs, ip);
 	return err ? err : tx_maybe_roll(fs);
 }

@@ -152,13 +152,14 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
 		err = inode_log(fs, ip);
 		return err ? err : tx_maybe_roll(fs);
 	}
-	/* a compressed extent holding the new EOF is rewritten plain first */
-	if (size < ip->size) {
-		err = compr_expand(fs, ip, size >> fs->bshift,
-				   (size >> fs->bshift) + 1);
-		if (err)
-			return err;
-	}
+	/*
+	 * A compressed extent holding the new EOF is rewritten plain first:
+	 * step 1 zeroes the EOF block's bytes past the size, also when the
+	 * size stays (which still frees the blocks past EOF).
+	 */
+	err = compr_expand(fs, ip, size >> fs->bshift, (size >> fs->bshift) + 1);
+	if (err)
+		return err;
 	/* Steps 1 to 3 (see the top), by the twin the switch picks. */
 	ip->size = size;
 	ip->flags |= REF_IF_ORPHAN;

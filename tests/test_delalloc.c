@@ -145,6 +145,22 @@ static int reads_as(struct ref_fs *fs, uint64_t ino, const uint8_t *want,
 	return ok;
 }
 
+/*
+ * The audit passes; unmounted, the image passes fsck; mounted again with
+ * opts, the file still reads as want (len bytes).  Closes z.
+ */
+static void audited_and_remounted(struct dfs *z, const char *opts,
+				  uint64_t ino, const uint8_t *want, size_t len)
+{
+	CHECK_OK(ref_audit(z->fs, quiet, NULL));
+	CHECK_OK(ref_unmount(z->fs));
+	z->fs = NULL;
+	CHECK_OK(d_fsck(z));
+	CHECK_OK(d_mount(z, opts));
+	CHECK(reads_as(z->fs, ino, want, len));
+	d_close(z);
+}
+
 TEST(delalloc_allocates_nothing_until_writeback)
 {
 	struct dfs z;
@@ -257,13 +273,7 @@ TEST(changes_to_part_of_a_compressed_extent_keep_every_byte)
 	CHECK_OK(ref_truncate(z.fs, ino, len));
 	CHECK(ctr(z.fs, "compressed_expands") >= 5);
 	CHECK(reads_as(z.fs, ino, buf, len));
-	CHECK_OK(ref_audit(z.fs, quiet, NULL));
-	CHECK_OK(ref_unmount(z.fs));
-	z.fs = NULL;
-	CHECK_OK(d_fsck(&z));
-	CHECK_OK(d_mount(&z, "compress=zstd"));
-	CHECK(reads_as(z.fs, ino, buf, len));
-	d_close(&z);
+	audited_and_remounted(&z, "compress=zstd", ino, buf, len);
 	free(buf);
 }
 
@@ -443,6 +453,101 @@ TEST(fsck_catches_a_compressed_frame_that_does_not_decode)
 	CHECK_OK(hw_write(z.dev, e.startblk * BS, junk, BS, 0));
 	CHECK_EQ(d_fsck(&z), -EFSCORRUPTED);
 	d_close(&z);
+	free(buf);
+}
+
+/*
+ * A flag change writes the file's delayed pages back first, under the old
+ * flags; when that makes compressed extents, the file must still know it
+ * holds them after the change: the audit accepts them, and an insert
+ * range through the middle of one rewrites it plain first (without that
+ * it meets part of a compressed extent: -EFSCORRUPTED).  Both ways a
+ * writeback can compress: the file's own +c, cleared (ordered mount),
+ * and a compress=zstd mount, with +j set.
+ */
+static void flag_change_after_compressing_writeback(const char *mount,
+						    uint32_t before,
+						    uint32_t set, uint32_t clear)
+{
+	size_t len = 5 * BS + 1000;
+	uint8_t *buf = calloc(1, len + 2 * BS), *want = calloc(1, len + 2 * BS);
+	struct ref_extent e = { 0 };
+	struct ref_stat st;
+	struct dfs z;
+	uint64_t ino;
+
+	CHECK(buf && want);
+	if (!buf || !want)
+		goto out;
+	fill(buf, len, 9, 1);
+	CHECK_OK(d_new(&z, NULL, mount));
+	CHECK_OK(ref_create(z.fs, "f", &ino));
+	if (before)
+		CHECK_OK(ref_set_flags(z.fs, ino, before, 0));
+	CHECK_EQ(ref_pwrite(z.fs, ino, buf, len, 0), (int64_t)len);
+	CHECK_OK(ref_stat(z.fs, ino, &st));
+	CHECK_EQ(st.blocks, 0); /* delayed until the flag change */
+	CHECK_OK(ref_set_flags(z.fs, ino, set, clear));
+	CHECK_OK(ref_stat(z.fs, ino, &st));
+	CHECK_EQ(st.flags & (set | clear), set);
+	CHECK_OK(ref_bmap(z.fs, ino, first_extent, &e));
+	CHECK_EQ(e.fileoff, 0);
+	CHECK(e.state & REF_EXT_COMPRESSED); /* the flag change wrote it */
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	/* 4 KiB of zeroes inserted at 8 KiB, inside the compressed extent */
+	CHECK_OK(ref_fallocate(z.fs, ino, REF_FALLOC_INSERT_RANGE, 2 * BS, BS));
+	memcpy(want, buf, 2 * BS);
+	memcpy(want + 3 * BS, buf + 2 * BS, len - 2 * BS);
+	CHECK(reads_as(z.fs, ino, want, len + BS));
+	audited_and_remounted(&z, mount, ino, want, len + BS);
+out:
+	free(buf);
+	free(want);
+}
+
+TEST(clearing_c_keeps_the_compressed_extents_its_writeback_made)
+{
+	NEED_COMPRESSION();
+	flag_change_after_compressing_writeback("", REF_FLAG_COMPRESS, 0,
+						REF_FLAG_COMPRESS);
+}
+
+TEST(setting_j_keeps_the_compressed_extents_its_writeback_made)
+{
+	NEED_COMPRESSION();
+	flag_change_after_compressing_writeback("compress=zstd", 0,
+						REF_FLAG_JOURNAL_DATA, 0);
+}
+
+/*
+ * A truncate to the size the file has still zeroes the EOF block past
+ * EOF (and frees what lies beyond); when a compressed extent holds that
+ * block it is rewritten plain first, as for a truncate down, and every
+ * byte stays.
+ */
+TEST(truncate_to_the_same_size_inside_a_compressed_extent)
+{
+	size_t len = 5 * BS + 1000;
+	uint8_t *buf = malloc(len);
+	struct ref_extent e = { 0 };
+	struct dfs z;
+	uint64_t ino;
+
+	NEED_COMPRESSION();
+	CHECK(buf);
+	if (!buf)
+		return;
+	fill(buf, len, 10, 1);
+	CHECK_OK(d_new(&z, NULL, "compress=zstd"));
+	CHECK_OK(ref_create(z.fs, "f", &ino));
+	CHECK_EQ(ref_pwrite(z.fs, ino, buf, len, 0), (int64_t)len);
+	CHECK_OK(ref_fsync(z.fs, ino));
+	CHECK_OK(ref_bmap(z.fs, ino, first_extent, &e));
+	CHECK(e.state & REF_EXT_COMPRESSED);
+	CHECK_EQ(e.fileoff + e.len, 6); /* the EOF block is in it */
+	CHECK_OK(ref_truncate(z.fs, ino, len));
+	CHECK(reads_as(z.fs, ino, buf, len));
+	audited_and_remounted(&z, "compress=zstd", ino, buf, len);
 	free(buf);
 }
 
