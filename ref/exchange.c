@@ -30,11 +30,12 @@
  * A half-swapped image is consistent in itself (every block owned as
  * often as before, every rt extent whole), so fsck of one is clean.
  *
- * Before the first step: dirty pages of both files are written and
- * journaled data sent home (the blocks are about to change files), the
- * page cache drops both ranges, compressed extents in them are expanded
- * (a step may cut any record), and the COW forks over them are finished
- * and cancelled, as XFS cancels the COW preallocations of the ranges.
+ * Before the first step: dirty pages of both files are written,
+ * compressed extents in the ranges are expanded (a step may cut any
+ * record), journaled data, the expanded copies included, is sent home
+ * (the blocks are about to change files), the page cache drops both
+ * ranges, and the COW forks over them are finished and cancelled, as XFS
+ * cancels the COW preallocations of the ranges.
  */
 #include "ref/reflink.h"
 #include "ref/pcache.h"
@@ -267,6 +268,10 @@ static int exchange_prepare(struct ref_fs *fs, struct ref_inode *ip1,
 		err = compr_expand(fs, ip1, fb1, fb1 + nb);
 	if (!err)
 		err = compr_expand(fs, ip2, fb2, fb2 + nb);
+	/* a journaled file's plain copies went through the journal: they
+	 * must be home too before their blocks change files */
+	if (!err)
+		err = remap_settle(fs, ip1, ip2);
 	if (!err)
 		err = cow_cancel(fs, ip1, fb1, nb);
 	if (!err)
