@@ -69,6 +69,8 @@ int check_new(struct target **t, int n, const struct check_cfg *cfg,
 	}
 	if (meta)
 		op_seq_copy_meta(&c->log, meta);
+	memcpy(c->own_mkfs, c->log.hdr.mkfs, sizeof(c->own_mkfs));
+	memcpy(c->own_mount, c->log.hdr.mount, sizeof(c->own_mount));
 	for (int i = 0; i < n; i++)
 		target_set_names(t[i], &c->log);
 	ret = check_reset(c);
@@ -113,6 +115,70 @@ int check_reset(struct checker *c)
 const struct check_stats *check_stats(const struct checker *c)
 {
 	return &c->st;
+}
+
+static int set_rounds(struct checker *c, const char *mkfs, const char *mount)
+{
+	for (int i = 0; i < c->n; i++) {
+		int ret;
+
+		if (!c->t[i]->ops->set_round)
+			continue;
+		ret = c->t[i]->ops->set_round(c->t[i], mkfs, mount);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* "extra,own" into a header field (own wins, being later); 0 or -E2BIG
+ * when it does not fit (the header could not record it). */
+static int join_hdr(char dst[OP_HDR_STR], const char *extra, const char *own)
+{
+	size_t a = strlen(extra), b = strlen(own), sep = a && b;
+
+	if (a + sep + b >= OP_HDR_STR)
+		return -E2BIG;
+	memcpy(dst, extra, a);
+	if (sep)
+		dst[a] = ',';
+	memcpy(dst + a + sep, own, b + 1);
+	return 0;
+}
+
+int check_new_round(struct checker *c, const char *mkfs, const char *mount,
+		    int *used)
+{
+	char mk[OP_HDR_STR], mn[OP_HDR_STR];
+	int ret;
+
+	mkfs = mkfs ? mkfs : "";
+	mount = mount ? mount : "";
+	ret = join_hdr(mk, mkfs, c->own_mkfs);
+	if (!ret)
+		ret = join_hdr(mn, mount, c->own_mount);
+	if (!ret)
+		ret = set_rounds(c, mkfs, mount);
+	if (!ret)
+		ret = check_reset(c);
+	if (ret && (mkfs[0] || mount[0])) {
+		mkfs = mount = "";
+		memcpy(mk, c->own_mkfs, sizeof(mk));
+		memcpy(mn, c->own_mount, sizeof(mn));
+		ret = set_rounds(c, "", "");
+		if (!ret)
+			ret = check_reset(c);
+	}
+	memcpy(c->log.hdr.mkfs, mk, sizeof(mk));
+	memcpy(c->log.hdr.mount, mn, sizeof(mn));
+	if (used)
+		*used = mkfs[0] || mount[0];
+	return ret;
+}
+
+void check_set_note(struct checker *c, const char *note)
+{
+	snprintf(c->note, sizeof(c->note), "%s", note ? note : "");
 }
 
 int check_stalled(const struct checker *c)

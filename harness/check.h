@@ -116,6 +116,22 @@ int check_run(struct checker *c, const struct op_seq *seq);
 /* Start over: reset targets, empty the log, clear the failure (the
  * statistics keep counting). */
 int check_reset(struct checker *c);
+/*
+ * Start a round with mkfs and mount options added to the targets' own
+ * (target_ops.set_round; the given options of the command line win): a
+ * swarm round's draw.  When a target cannot take them, or the engines
+ * cannot be made or mounted with them (a combination the filesystem
+ * refuses, a build without compression), the round goes without them.
+ * Either way the log's header records what the round really used, so a
+ * failure's op log replays as is; *used (when not NULL) says whether the
+ * options were taken.  Then as check_reset.  0 or -errno.
+ */
+int check_new_round(struct checker *c, const char *mkfs, const char *mount,
+		    int *used);
+/* A comment for the failure log, after its header (what the round drew);
+ * NULL or "" for none.  Kept across resets until set again. */
+void check_set_note(struct checker *c, const char *note);
+
 /* True when the targets ran out of space unevenly and could not be made
  * to agree again (see the top): check_op, check_verify and check_finish
  * do nothing and return 0 until check_reset. */

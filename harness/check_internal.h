@@ -30,6 +30,9 @@ struct checker {
 	int status;
 	int stalled;                 /* out of step for lack of space (check.h) */
 	int verifying;               /* inside a verify or audit (for reports) */
+	char own_mkfs[OP_HDR_STR];   /* the header's options at check_new      */
+	char own_mount[OP_HDR_STR];
+	char note[1024];             /* check_set_note                         */
 };
 
 /*

@@ -22,6 +22,30 @@ const uint32_t gen_default_weight[OP_KIND_COUNT] = {
 	[OP_FALLBACK] = 3,
 };
 
+/* Swarm sizes when the caller gives no bound. */
+#define SWARM_MAX_FILE ((uint64_t)16 << 20)
+#define SWARM_MAX_OP   ((uint64_t)1 << 20)
+#define SWARM_MIN_FILE ((uint64_t)16 << 10)
+#define SWARM_MIN_OP   ((uint64_t)4 << 10)
+/* The weight a swarm round draws around for kinds whose default is 0. */
+#define SWARM_RARE_WEIGHT 20u
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* The cumulative table of the round's weights, less excluded kinds. */
+static void round_weights(struct gen *g)
+{
+	g->total = 0;
+	for (unsigned k = 1; k < OP_KIND_COUNT; k++) {
+		if (!(g->cfg.exclude & (1ull << k)))
+			g->total += g->round.weight[k];
+		g->cum[k] = g->total;
+	}
+}
+
 int gen_init(struct gen *g, const struct gen_cfg *cfg)
 {
 	int any = 0;
@@ -34,25 +58,27 @@ int gen_init(struct gen *g, const struct gen_cfg *cfg)
 	if (g->cfg.nfiles > OP_MAX_FILES)
 		g->cfg.nfiles = OP_MAX_FILES;
 	if (!g->cfg.max_file)
-		g->cfg.max_file = 256 << 10;
+		g->cfg.max_file = g->cfg.swarm ? SWARM_MAX_FILE : 256 << 10;
 	if (!g->cfg.max_op)
-		g->cfg.max_op = 64 << 10;
+		g->cfg.max_op = g->cfg.swarm ? SWARM_MAX_OP : 64 << 10;
 	if (!g->cfg.blocksize)
 		g->cfg.blocksize = 4096;
+	if (!g->cfg.attrs)
+		g->cfg.attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
+			       (g->cfg.realtime ? OP_ATTR_REALTIME : 0);
+	if (!g->cfg.realtime)
+		g->cfg.attrs &= ~OP_ATTR_REALTIME;
 	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
 		if (g->cfg.weight[k])
 			any = 1;
 	if (!any)
 		memcpy(g->cfg.weight, gen_default_weight, sizeof(g->cfg.weight));
-	for (unsigned k = 1; k < OP_KIND_COUNT; k++) {
-		if (!(g->cfg.exclude & (1ull << k)))
-			g->total += g->cfg.weight[k];
-		g->cum[k] = g->total;
-	}
+	memcpy(g->round.weight, g->cfg.weight, sizeof(g->round.weight));
+	round_weights(g);
 	if (!g->total)
 		return -EINVAL;
 	rng_seed(&g->rng, g->cfg.seed);
-	gen_reset_sizes(g);
+	gen_new_round(g);
 	return 0;
 }
 
@@ -61,6 +87,130 @@ void gen_reset_sizes(struct gen *g)
 	memset(g->size, 0, sizeof(g->size));
 	g->fresh = (1u << g->cfg.nfiles) - 1;
 	g->pending.kind = OP_NONE;
+}
+
+/* Log-uniform in [lo, hi] (hi when lo >= hi). */
+static uint64_t log_uniform(struct rng *r, uint64_t lo, uint64_t hi)
+{
+	unsigned a = 0, b = 0, e;
+	uint64_t base;
+
+	if (lo >= hi)
+		return hi;
+	while (a < 63 && (2ull << a) <= lo)
+		a++;
+	while (b < 63 && (2ull << b) <= hi)
+		b++;
+	e = a + (unsigned)rng_below(r, b - a + 1);
+	base = 1ull << e;
+	base += rng_below(r, base);
+	return base < lo ? lo : base > hi ? hi : base;
+}
+
+/* A random subset of the set bits of mask, each kept with chance 1/2. */
+static uint32_t some_bits(struct rng *r, uint32_t mask)
+{
+	uint32_t out = 0;
+
+	for (unsigned b = 0; b < 32; b++)
+		if ((mask & (1u << b)) && rng_below(r, 2))
+			out |= 1u << b;
+	return out;
+}
+
+/* Append ",opt" (or "opt") to buf. */
+static void add_opt(char *buf, size_t len, const char *opt)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", used ? "," : "", opt);
+}
+
+static void swarm_draw(struct gen *g)
+{
+	struct gen_round *rd = &g->round;
+	struct rng *r = &g->rng;
+	unsigned data;
+
+	do {
+		for (unsigned k = 1; k < OP_KIND_COUNT; k++) {
+			uint32_t w = gen_default_weight[k] ? gen_default_weight[k] :
+				     SWARM_RARE_WEIGHT;
+
+			rd->weight[k] = 0;
+			if (k == OP_PWRITE || rng_below(r, 2))
+				rd->weight[k] = 1 + (uint32_t)rng_below(r, 2 * w);
+		}
+		rd->attrs = some_bits(r, g->cfg.attrs);
+		if (!rd->attrs)
+			rd->weight[OP_SET_FLAG] = 0;
+		round_weights(g);
+	} while (!g->total);
+	rd->max_file = log_uniform(r, min64(SWARM_MIN_FILE, g->cfg.max_file),
+				   g->cfg.max_file);
+	rd->max_op = log_uniform(r, min64(SWARM_MIN_OP, g->cfg.max_op),
+				 g->cfg.max_op);
+	rd->rt_share = g->cfg.realtime ? (unsigned)rng_below(r, 5) : 0;
+	rd->mkfs[0] = rd->mount[0] = 0;
+	if (rng_below(r, 3) == 0) {
+		char opt[24];
+
+		snprintf(opt, sizeof(opt), "maxrecs=%u",
+			 4 + (unsigned)rng_below(r, 5));
+		add_opt(rd->mkfs, sizeof(rd->mkfs), opt);
+	}
+	data = (unsigned)rng_below(r, 10);
+	if (data < 2)
+		add_opt(rd->mount, sizeof(rd->mount), "data=journal");
+	else if (data == 2)
+		add_opt(rd->mount, sizeof(rd->mount), "data=writeback");
+	if (rng_below(r, 2))
+		add_opt(rd->mount, sizeof(rd->mount), "delalloc");
+	if (g->cfg.swarm_compress && rng_below(r, 5) == 0)
+		add_opt(rd->mount, sizeof(rd->mount), "compress=zstd");
+}
+
+void gen_new_round(struct gen *g)
+{
+	struct gen_round *rd = &g->round;
+
+	rd->number++;
+	if (g->cfg.swarm) {
+		swarm_draw(g);
+	} else {
+		rd->max_file = g->cfg.max_file;
+		rd->max_op = g->cfg.max_op;
+		rd->attrs = g->cfg.attrs;
+		rd->rt_share = 3;
+	}
+	gen_reset_sizes(g);
+}
+
+void gen_round_describe(const struct gen *g, char *buf, size_t len)
+{
+	const struct gen_round *rd = &g->round;
+	size_t used;
+
+	used = (size_t)snprintf(buf, len, "%s round %u: kinds",
+				g->cfg.swarm ? "swarm" : "fixed-mix", rd->number);
+	for (unsigned k = 1; k < OP_KIND_COUNT && used < len; k++)
+		if (!(g->cfg.exclude & (1ull << k)) && rd->weight[k])
+			used += (size_t)snprintf(buf + used, len - used, " %s=%u",
+						 op_kind_name(k), rd->weight[k]);
+	if (used < len)
+		used += (size_t)snprintf(buf + used, len - used, "; files up to "
+					 "%llu, ops up to %llu bytes; chattr",
+					 (unsigned long long)rd->max_file,
+					 (unsigned long long)rd->max_op);
+	for (unsigned b = 0; b < 4 && used < len; b++)
+		if (rd->attrs & (1u << b))
+			used += (size_t)snprintf(buf + used, len - used, " +%c",
+						 "rojc"[b]);
+	if (used < len)
+		snprintf(buf + used, len - used, "; new files realtime %u in 4; "
+			 "mkfs %s; mount %s", g->cfg.realtime ? rd->rt_share : 0,
+			 rd->mkfs[0] ? rd->mkfs : "as given",
+			 rd->mount[0] ? rd->mount : "as given");
 }
 
 /* With a realtime device: make a new, empty file realtime, three times in
@@ -74,7 +224,8 @@ static int gen_fresh_rt(struct gen *g, struct op *op)
 		return 0;
 	f = (unsigned)__builtin_ctz(g->fresh);
 	g->fresh &= ~(1u << f);
-	if (rng_below(&g->rng, 4) == 0)
+	if (g->cfg.swarm ? rng_below(&g->rng, 4) >= g->round.rt_share :
+			   rng_below(&g->rng, 4) == 0)
 		return 0;
 	memset(op, 0, sizeof(*op));
 	op->kind = OP_SET_FLAG;
@@ -84,11 +235,6 @@ static int gen_fresh_rt(struct gen *g, struct op *op)
 		  (rng_below(&g->rng, 3) == 0 ? OP_ATTR_COMPRESS : 0);
 	op_normalize(op);
 	return 1;
-}
-
-static uint64_t min64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
 }
 
 /* Log-uniform in [1, max]: as many 1..16-byte ops as 32k..64k ones. */
@@ -125,7 +271,8 @@ static unsigned pick_kind(struct gen *g)
 	unsigned k = 1;
 
 	while (k < OP_KIND_MAX && (r >= g->cum[k] ||
-				   (g->cfg.exclude & (1ull << k))))
+				   (g->cfg.exclude & (1ull << k)) ||
+				   !g->round.weight[k]))
 		k++;
 	return k;
 }
@@ -135,7 +282,7 @@ static void range_in(struct gen *g, uint64_t limit, uint64_t *off,
 		     uint64_t *len)
 {
 	*off = limit ? align_some(g, rng_below(&g->rng, limit)) : 0;
-	*len = pick_len(g, min64(g->cfg.max_op, limit - *off));
+	*len = pick_len(g, min64(g->round.max_op, limit - *off));
 	if (*len == 0)
 		*len = 1;
 }
@@ -149,7 +296,8 @@ static int blocks_in(struct gen *g, uint64_t limit, uint64_t *off,
 	if (n == 0)
 		return 0;
 	*off = bs * rng_below(&g->rng, n);
-	maxb = min64(n - *off / bs, g->cfg.max_op / bs ? g->cfg.max_op / bs : 1);
+	maxb = min64(n - *off / bs,
+		     g->round.max_op / bs ? g->round.max_op / bs : 1);
 	*len = bs * (1 + rng_below(&g->rng, maxb));
 	return 1;
 }
@@ -205,7 +353,7 @@ static void track(struct gen *g, const struct op *op)
 void gen_next(struct gen *g, struct op *op)
 {
 	struct rng *r = &g->rng;
-	uint64_t maxf = g->cfg.max_file, size;
+	uint64_t maxf = g->round.max_file, maxop = g->round.max_op, size;
 	unsigned kind;
 
 	if (g->pending.kind) {
@@ -228,7 +376,7 @@ void gen_next(struct gen *g, struct op *op)
 	/* One op in 32 takes raw values: error paths must agree too. */
 	if (rng_below(r, 32) == 0) {
 		op->off = rng_below(r, 2 * maxf + 1);
-		op->len = rng_below(r, 2 * g->cfg.max_op + 1);
+		op->len = rng_below(r, 2 * maxop + 1);
 		op->arg = rng_below(r, 2 * maxf + 1);
 		op->flags = (uint8_t)rng_next(r);
 		op->pattern = (uint8_t)rng_next(r);
@@ -264,7 +412,7 @@ void gen_next(struct gen *g, struct op *op)
 	case OP_TRUNCATE:
 		/* fsx -s 1 style now and then: near the current size. */
 		if (rng_below(r, 4) == 0 && size)
-			op->arg = size - rng_below(r, min64(size, g->cfg.max_op) + 1);
+			op->arg = size - rng_below(r, min64(size, maxop) + 1);
 		else
 			op->arg = align_some(g, rng_below(r, maxf + 1));
 		break;
@@ -327,6 +475,20 @@ void gen_next(struct gen *g, struct op *op)
 			  rng_below(r, 2) ? REF_PATHS_ALL : 0;
 		break;
 	case OP_SET_FLAG:
+		if (g->cfg.swarm) {
+			/* one of the round's attributes, at random */
+			uint32_t a = g->round.attrs, pick;
+
+			do
+				pick = 1u << rng_below(r, 4);
+			while (a && !(a & pick));
+			if (pick != OP_ATTR_REALTIME) {
+				op->arg = pick;
+				if (rng_below(r, 2))
+					op->flags = OP_FL_CLEAR;
+				break;
+			}
+		}
 		if (g->cfg.realtime) {
 			/* Only an empty file changes its realtime flag: empty
 			 * it now, flip the flag next. */

@@ -261,6 +261,8 @@ int check_write_log(const struct checker *c, const char *path)
 	if (c->cfg.targets)
 		snprintf(h.targets, sizeof(h.targets), "%s", c->cfg.targets);
 	op_text_write_header(&h, f);
+	if (c->note[0])
+		fprintf(f, "# %s\n", c->note);
 	if (c->status) {
 		char line[400];
 

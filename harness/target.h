@@ -94,6 +94,14 @@ struct target_ops {
 	/* Room for new data of file i; NULL when the target has no limit
 	 * (the model).  0 or -errno. */
 	int (*space)(struct target *t, unsigned file, struct target_space *sp);
+	/*
+	 * mkfs and mount options for every reset from the next on, put
+	 * before the target's own (which win over them): a swarm round's
+	 * draw; "" for none.  NULL when the target takes none (the model).
+	 * 0, -EINVAL for options that do not parse, -EOPNOTSUPP when the
+	 * target cannot take them (a kept image is never formatted again).
+	 */
+	int (*set_round)(struct target *t, const char *mkfs, const char *mount);
 	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
 	int (*reset)(struct target *t);
 	void (*destroy)(struct target *t);

@@ -58,6 +58,8 @@ struct engine {
 	int naive;                   /* the `naive` target: naive=all pinned  */
 	uint32_t base_naive;         /* the mount's switches, for reset       */
 	uint32_t base_fallback;
+	char own_mkfs[OP_HDR_STR];   /* the options the target was made with */
+	char own_mount[OP_HDR_STR];
 	char msg[200];               /* the engine's last message line        */
 	char *audit_msg;             /* where audit() collects its first line */
 	size_t audit_len;
@@ -517,6 +519,50 @@ static int engine_audit(struct target *t, char *msg, size_t msglen)
 	return ret;
 }
 
+/* "extra,own" (own wins, being later), or either alone. */
+static void join_opts(char *buf, size_t len, const char *extra,
+		      const char *own)
+{
+	snprintf(buf, len, "%s%s%s", extra, extra[0] && own[0] ? "," : "", own);
+}
+
+/* Parse mkfs and mount options into the target: at open and per round. */
+static int engine_options(struct engine *e, const char *mkfs,
+			  const char *mount, char *err, size_t errlen)
+{
+	struct ref_mkfs_opts mk = { 0 };
+	struct ref_mount_opts mn = { 0 };
+	int ret = ref_parse_mkfs_opts(mkfs, &mk, err, errlen);
+
+	if (!ret)
+		ret = ref_parse_mount_opts(mount, &mn, err, errlen);
+	if (ret)
+		return ret;
+	mk.rtdev = e->rtdev;
+	if (e->naive)
+		mn.naive = REF_PATHS_ALL;
+	e->mkfs = mk;
+	e->mnt = mn;
+	e->base_naive = mn.naive;
+	e->base_fallback = mn.fallback;
+	return 0;
+}
+
+static int engine_set_round(struct target *t, const char *mkfs,
+			    const char *mount)
+{
+	struct engine *e = to_engine(t);
+	char mk[2 * OP_HDR_STR], mn[2 * OP_HDR_STR], err[200];
+
+	mkfs = mkfs ? mkfs : "";
+	mount = mount ? mount : "";
+	if (e->keep && (mkfs[0] || mount[0]))
+		return -EOPNOTSUPP;
+	join_opts(mk, sizeof(mk), mkfs, e->own_mkfs);
+	join_opts(mn, sizeof(mn), mount, e->own_mount);
+	return engine_options(e, mk, mn, err, sizeof(err));
+}
+
 /*
  * Back to no files.  A kept image (target_env.keep_image) keeps its
  * format: its files go one by one, so a run tests the filesystem someone
@@ -567,6 +613,7 @@ static const struct target_ops engine_ops = {
 	.list = engine_list,
 	.ranges = engine_ranges,
 	.space = engine_space,
+	.set_round = engine_set_round,
 	.audit = engine_audit,
 	.reset = engine_reset,
 	.destroy = engine_destroy,
@@ -590,23 +637,18 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 	snprintf(e->t.name, sizeof(e->t.name), "%s:%s",
 		 naive ? "naive" : "engine", dev);
 	target_set_names(&e->t, NULL);
-	ret = ref_parse_mkfs_opts(env ? env->mkfs : NULL, &e->mkfs, err, errlen);
-	if (!ret)
-		ret = ref_parse_mount_opts(env ? env->mount : NULL, &e->mnt, err,
-					   errlen);
-	if (ret)
-		goto out_error;
 	e->naive = naive;
-	if (naive)
-		e->mnt.naive = REF_PATHS_ALL;
-	e->base_naive = e->mnt.naive;
-	e->base_fallback = e->mnt.fallback;
+	snprintf(e->own_mkfs, sizeof(e->own_mkfs), "%s",
+		 env && env->mkfs ? env->mkfs : "");
+	snprintf(e->own_mount, sizeof(e->own_mount), "%s",
+		 env && env->mount ? env->mount : "");
 	ret = hw_open(dev, &e->dev, err, errlen);
 	if (!ret && env && env->rtdev && env->rtdev[0])
 		ret = hw_open(env->rtdev, &e->rtdev, err, errlen);
+	if (!ret)
+		ret = engine_options(e, e->own_mkfs, e->own_mount, err, errlen);
 	if (ret)
 		goto out_error;
-	e->mkfs.rtdev = e->rtdev;
 	if (e->mkfs.rtextsize && !e->rtdev) {
 		snprintf(err, errlen, "mkfs option rtextsize needs a realtime "
 			 "device");

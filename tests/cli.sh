@@ -154,6 +154,17 @@ expect_status 2 "rtextsize without -r" -- run mkfs -m rtextsize=64k mem:64m
 expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine,model \
 	--rtdev mem:64m --mkfs rtextsize=16k
 
+# --- swarm rounds: a failing round's log records its draw and replays as is
+expect_status 10 "swarm run finds a planted bug" -- run run --seed 4 --ops 20000 \
+	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm.ops"
+expect_grep "$tmp/swarm.ops" '^# swarm round [0-9]+: kinds ' "the log says what the round drew"
+expect_grep "$tmp/swarm.ops" '^#! fsoracle .*mount=[a-z]' "the header has the round's mount options"
+expect_status 10 "the swarm log replays as is" -- run replay "$tmp/swarm.ops"
+expect_status 0 "--no-swarm" -- run run --seed 1 --ops 3000 --no-swarm -q
+expect_nogrep "$tmp/err" 'swarm rounds' "--no-swarm runs the fixed mix"
+expect_status 0 "swarm by default" -- run run --seed 1 --ops 3000 -q
+expect_grep "$tmp/err" 'swarm rounds of 10000 ops' "run says it draws swarm rounds"
+
 # --- devices: the grammar, descriptions, bad specs
 expect_status 0 "devices grammar" -- run devices
 expect_grep "$tmp/out" 'zoned:mem' "grammar names zoned:mem"

@@ -21,6 +21,8 @@
 #include "tools/common.h"
 
 #define RUN_DEFAULT_TARGETS "engine,naive,model"
+#define RUN_SWARM_ROUND 10000u   /* ops per round: swarm draws per round */
+#define RUN_FIXED_ROUND 100000u
 
 static const char usage_head[] =
 "usage: fsoracle run [OPTIONS]\n"
@@ -37,21 +39,43 @@ static const char usage_head[] =
 "stderr about once a second.  Every --round ops the targets start over on\n"
 "a fresh filesystem (the op log of a failure covers its round only).\n"
 "\n"
+"Swarm rounds (the default): each round draws its own mix, so rare states\n"
+"build up where one tuned mix never gets: every kind but pwrite is left\n"
+"out with chance 1/2 and the rest get random weights (chattr included,\n"
+"whose fixed weight is 0); the largest file is drawn log-uniformly from\n"
+"16k to --max-file (default 16m) and the longest op from 4k to --max-op\n"
+"(default 1m); chattr takes a random subset of +j, +c, +r (with a\n"
+"realtime device) and +o (with reflink); and the round's mkfs and mount\n"
+"options add, now and then, maxrecs=4..8, data=journal or writeback,\n"
+"delalloc and compress=zstd (the options given here win; a combination\n"
+"the filesystem refuses is dropped for the round).  The seed reproduces\n"
+"every draw; a failure's op log records the round's options in its\n"
+"header and its draw in a comment, and replays as is.  --weights or\n"
+"--no-swarm give the fixed mix of earlier versions (4 files of 256k, ops\n"
+"of 64k, rounds of 100000 ops).  An ENOSPC where the model succeeds is\n"
+"judged by the engine's free space (see `fsoracle replay --help`).\n"
+"\n"
 "Options:\n"
 "  --seed S             the seed (default: from the clock, printed)\n"
 "  --ops N              stop after N ops (default 1000000, or no limit\n"
 "                       with --minutes or --seconds)\n"
 "  --minutes M          stop after M minutes (fractions allowed)\n"
 "  --seconds S          stop after S seconds\n"
-"  --round N            ops per fresh filesystem (default 100000)\n"
-"  --max-op SIZE        longest read/write/range (default 64k)\n"
+"  --round N            ops per fresh filesystem (default 10000 with\n"
+"                       swarm rounds, 100000 with the fixed mix)\n"
+"  --no-swarm           one fixed mix for every round (the defaults of\n"
+"                       harness/gen.c, or --weights)\n"
+"  --max-op SIZE        longest read/write/range (default 1m in swarm\n"
+"                       rounds, 64k in the fixed mix)\n"
 "  --weights LIST       kind weights, e.g. pwrite=300,crash=0,naive=0,\n"
-"                       fallback=0 (defaults: see harness/gen.c)\n"
+"                       fallback=0 (defaults: see harness/gen.c); a\n"
+"                       fixed mix, as --no-swarm\n"
 "  --log OUT            a failure's op log (default fsoracle-run-SEED.ops)\n"
 "  -q                   no progress lines\n"
 "\n"
 "Shared options (--files and --max-file shape the generated files: 4\n"
-"files of at most 256k unless given):\n";
+"files, of at most 16m in swarm rounds and 256k in the fixed mix, unless\n"
+"given):\n";
 
 static const char usage_exit[] =
 "\n"
@@ -110,6 +134,24 @@ static void print_repro(int argc, char **argv, uint64_t seed, uint64_t ops)
 	fputc('\n', stderr);
 }
 
+/* The round g drew, on the targets: its options, its note for the log. */
+static int start_round(struct checker *c, const struct gen *g)
+{
+	char note[1024];
+	int used = 0, ret;
+
+	ret = check_new_round(c, g->round.mkfs, g->round.mount, &used);
+	gen_round_describe(g, note, sizeof(note));
+	if (!used && (g->round.mkfs[0] || g->round.mount[0])) {
+		size_t n = strlen(note);
+
+		snprintf(note + n, sizeof(note) - n, " (not taken: a target "
+			 "refused them)");
+	}
+	check_set_note(c, note);
+	return ret;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
@@ -121,9 +163,9 @@ int cmd_run(int argc, char **argv)
 	struct op_seq meta;
 	const char *targets, *log = NULL;
 	char err[512], logbuf[128], skip[512], mask[256];
-	uint64_t seed = 0, max_ops = 0, round = 100000, done = 0, in_round = 0;
+	uint64_t seed = 0, max_ops = 0, round = 0, done = 0, in_round = 0;
 	double minutes = 0, t0, tlast, deadline = 0;
-	int have_seed = 0, quiet = 0, n = 0, rc = 0, ret;
+	int have_seed = 0, quiet = 0, no_swarm = 0, n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle run";
 	if (wants_help(argc, argv)) {
@@ -184,6 +226,9 @@ int cmd_run(int argc, char **argv)
 				errmsg("--weights: %s", err);
 				return EXIT_USAGE;
 			}
+			no_swarm = 1;
+		} else if (!strcmp(argv[i], "--no-swarm")) {
+			no_swarm = 1;
 		} else if ((v = runopts_value("--log", argc, argv, &i, &bad))) {
 			log = v;
 		} else if (bad) {
@@ -233,6 +278,15 @@ int cmd_run(int argc, char **argv)
 	gcfg.max_file = o.geom.max_file;
 	gcfg.exclude = check_unsupported(c);
 	gcfg.realtime = env.rtdev != NULL;
+	gcfg.swarm = !no_swarm;
+	/* chattr +o and mount compress=zstd: only with reflink, only without */
+	gcfg.attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
+		     (gcfg.realtime ? OP_ATTR_REALTIME : 0) |
+		     (gcfg.exclude & (1ull << OP_CLONE_RANGE) ? 0 :
+		      OP_ATTR_ALWAYS_COW);
+	gcfg.swarm_compress = !(gcfg.attrs & OP_ATTR_ALWAYS_COW);
+	if (!round)
+		round = gcfg.swarm ? RUN_SWARM_ROUND : RUN_FIXED_ROUND;
 	for (int i = 0; i < n; i++)
 		if (!(t[i]->caps & TARGET_MODEL)) {
 			gcfg.blocksize = t[i]->blocksize;
@@ -243,11 +297,26 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files of at "
-		"most %llu bytes, ops of at most %llu bytes\n",
-		(unsigned long long)seed, targets, g.cfg.nfiles,
-		(unsigned long long)g.cfg.max_file,
-		(unsigned long long)g.cfg.max_op);
+	ret = start_round(c, &g);
+	if (ret) {
+		errmsg("resetting the targets failed: %s", strerror(-ret));
+		rc = EXIT_IO;
+		goto out;
+	}
+	if (gcfg.swarm)
+		fprintf(stderr, "fsoracle run: seed %llu, targets %s, swarm "
+			"rounds of %llu ops over %u files of at most %llu bytes, "
+			"ops of at most %llu bytes (--no-swarm: one fixed mix)\n",
+			(unsigned long long)seed, targets,
+			(unsigned long long)round, g.cfg.nfiles,
+			(unsigned long long)g.cfg.max_file,
+			(unsigned long long)g.cfg.max_op);
+	else
+		fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files "
+			"of at most %llu bytes, ops of at most %llu bytes\n",
+			(unsigned long long)seed, targets, g.cfg.nfiles,
+			(unsigned long long)g.cfg.max_file,
+			(unsigned long long)g.cfg.max_op);
 	target_kinds_str(gcfg.exclude, mask, sizeof(mask));
 	if (mask[0])
 		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
@@ -263,14 +332,14 @@ int cmd_run(int argc, char **argv)
 			rc = check_finish(c);
 			if (rc)
 				break;
-			ret = check_reset(c);
+			gen_new_round(&g);
+			ret = start_round(c, &g);
 			if (ret) {
 				errmsg("resetting the targets failed: %s",
 				       strerror(-ret));
 				rc = EXIT_IO;
 				break;
 			}
-			gen_reset_sizes(&g);
 			in_round = 0;
 		}
 		gen_next(&g, &op);

@@ -1,0 +1,157 @@
+/*
+ * test_harness_gen.c - the op generator's swarm rounds: every kind is
+ * reachable at the defaults, rounds really leave kinds out and vary the
+ * sizes and options, the seed reproduces every draw, and --no-swarm's
+ * fixed mix is what it was.
+ */
+#include <string.h>
+
+#include "harness/gen.h"
+#include "tests/test.h"
+
+#define ROUNDS 64
+#define OPS_PER_ROUND 2000
+
+struct tally {
+	uint64_t kind[OP_KIND_COUNT];
+	unsigned rounds_without_pread, rounds_without_fsync;
+	unsigned rounds_with_mount, rounds_with_mkfs, rounds_with_attrs;
+	uint64_t smallest_file, largest_file;
+	uint32_t attrs_seen;              /* in chattr ops (raw ones: any bits) */
+	uint32_t round_attrs;             /* what rounds drew                  */
+};
+
+static void swarm_tally(const struct gen_cfg *cfg, struct tally *t)
+{
+	struct gen g;
+
+	memset(t, 0, sizeof(*t));
+	t->smallest_file = UINT64_MAX;
+	if (gen_init(&g, cfg))
+		return;
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		uint64_t k[OP_KIND_COUNT] = { 0 };
+
+		if (r)
+			gen_new_round(&g);
+		for (unsigned i = 0; i < OPS_PER_ROUND; i++) {
+			struct op op;
+
+			gen_next(&g, &op);
+			k[op.kind]++;
+			t->kind[op.kind]++;
+			if (op.kind == OP_SET_FLAG)
+				t->attrs_seen |= (uint32_t)op.arg;
+		}
+		/* raw ops (one in 32) may still name any kind; shaped ones
+		 * of a kind left out never come */
+		t->rounds_without_pread += !g.round.weight[OP_PREAD];
+		t->rounds_without_fsync += !g.round.weight[OP_FSYNC];
+		t->rounds_with_mount += g.round.mount[0] != 0;
+		t->rounds_with_mkfs += g.round.mkfs[0] != 0;
+		t->rounds_with_attrs += g.round.attrs != 0;
+		t->round_attrs |= g.round.attrs;
+		if (g.round.max_file < t->smallest_file)
+			t->smallest_file = g.round.max_file;
+		if (g.round.max_file > t->largest_file)
+			t->largest_file = g.round.max_file;
+		if (!g.round.weight[OP_PREAD])
+			CHECK_MSG(k[OP_PREAD] < OPS_PER_ROUND / 16,
+				  "round %u: %llu preads with pread left out", r,
+				  (unsigned long long)k[OP_PREAD]);
+	}
+}
+
+TEST(swarm_reaches_every_kind_and_varies_each_round)
+{
+	struct gen_cfg cfg = { .seed = 7, .swarm = 1, .realtime = 1,
+			       .attrs = OP_ATTR_ALL, .swarm_compress = 1 };
+	struct tally t;
+
+	swarm_tally(&cfg, &t);
+	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
+		CHECK_MSG(t.kind[k] > 0, "kind %s never generated",
+			  op_kind_name(k));
+	CHECK(t.rounds_without_pread > ROUNDS / 8);
+	CHECK(t.rounds_without_fsync > ROUNDS / 8);
+	CHECK(t.rounds_with_mount > ROUNDS / 8);
+	CHECK(t.rounds_with_mkfs > ROUNDS / 8);
+	CHECK(t.rounds_with_attrs > ROUNDS / 2);
+	CHECK_EQ(t.attrs_seen & OP_ATTR_ALL, OP_ATTR_ALL);
+	CHECK_EQ(t.round_attrs, OP_ATTR_ALL);
+	CHECK(t.smallest_file < (64u << 10));
+	CHECK(t.largest_file > (4u << 20));
+	CHECK(t.largest_file <= (16u << 20));
+}
+
+TEST(swarm_keeps_given_bounds_and_exclusions)
+{
+	struct gen_cfg cfg = { .seed = 3, .swarm = 1, .max_file = 1 << 20,
+			       .exclude = 1ull << OP_CRASH };
+	struct tally t;
+
+	swarm_tally(&cfg, &t);
+	CHECK(t.largest_file <= (1u << 20));
+	CHECK_EQ(t.kind[OP_CRASH], 0);
+	/* no realtime device, no reflink: rounds draw only +j and +c */
+	CHECK_EQ(t.round_attrs, OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS);
+}
+
+static int same_stream(const struct gen_cfg *a, const struct gen_cfg *b,
+		       unsigned rounds)
+{
+	struct gen x, y;
+
+	if (gen_init(&x, a) || gen_init(&y, b))
+		return 0;
+	for (unsigned r = 0; r < rounds; r++) {
+		if (r) {
+			gen_new_round(&x);
+			gen_new_round(&y);
+		}
+		if (memcmp(&x.round, &y.round, sizeof(x.round)))
+			return 0;
+		for (unsigned i = 0; i < 500; i++) {
+			struct op p, q;
+
+			gen_next(&x, &p);
+			gen_next(&y, &q);
+			if (memcmp(&p, &q, sizeof(p)))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+TEST(swarm_seed_reproduces_every_draw)
+{
+	struct gen_cfg a = { .seed = 11, .swarm = 1, .realtime = 1 };
+	struct gen_cfg b = a;
+
+	CHECK(same_stream(&a, &b, 20));
+	b.seed = 12;
+	CHECK(!same_stream(&a, &b, 20));
+}
+
+TEST(fixed_mix_rounds_keep_the_default_weights)
+{
+	struct gen_cfg cfg = { .seed = 5 };
+	struct gen g;
+
+	CHECK_OK(gen_init(&g, &cfg));
+	for (unsigned r = 0; r < 3; r++) {
+		if (r)
+			gen_new_round(&g);
+		CHECK(!memcmp(g.round.weight, gen_default_weight,
+			      sizeof(g.round.weight)));
+		CHECK_EQ(g.round.max_file, 256u << 10);
+		CHECK_EQ(g.round.max_op, 64u << 10);
+		CHECK(!g.round.mount[0] && !g.round.mkfs[0]);
+	}
+	CHECK_EQ(g.round.weight[OP_SET_FLAG], 0);
+}
+
+int main(int argc, char **argv)
+{
+	return test_main(argc, argv);
+}
