@@ -44,6 +44,9 @@ int check_new(struct target **t, int n, const struct check_cfg *cfg,
 		c->cfg = *cfg;
 	if (!c->cfg.verify_every)
 		c->cfg.verify_every = DEFAULT_EVERY;
+	/* Given, audit_every alone says when (with remount, crash, end);
+	 * by default every durability point audits too (check.h). */
+	c->audit_at_sync = !c->cfg.audit_every;
 	if (!c->cfg.audit_every)
 		c->cfg.audit_every = DEFAULT_EVERY;
 	if (!c->cfg.out)
@@ -702,6 +705,19 @@ static int push_log(struct checker *c, const struct op *op)
 	return 0;
 }
 
+/* The verify and audit of every verify_every / audit_every ops. */
+static int periodic(struct checker *c, uint64_t opno)
+{
+	int ret = 0;
+
+	if (c->cfg.verify_each_op ||
+	    (c->cfg.verify_every != ~0u && opno % c->cfg.verify_every == 0))
+		ret = verify_all(c);
+	if (!ret && c->cfg.audit_every != ~0u && opno % c->cfg.audit_every == 0)
+		ret = audit_all(c);
+	return ret;
+}
+
 int check_op(struct checker *c, const struct op *in)
 {
 	struct op op = *in;
@@ -781,17 +797,21 @@ int check_op(struct checker *c, const struct op *in)
 	 * audit only; remount and crash rebuild the engine's state from the
 	 * device, so every file is read back too.
 	 */
+	if (op.kind == OP_FSYNC || op.kind == OP_FDATASYNC) {
+		if (result == 0)
+			c->dirty &= ~fbit;
+	} else if (op.kind == OP_SYNC && result == 0) {
+		c->dirty = 0;
+	}
 	switch (op.kind) {
 	case OP_FSYNC:
 	case OP_FDATASYNC:
-		if (result == 0)
-			c->dirty &= ~fbit;
-		ret = audit_all(c);
-		break;
 	case OP_SYNC:
-		if (result == 0)
-			c->dirty = 0;
-		ret = audit_all(c);
+		if (c->audit_at_sync) {
+			ret = audit_all(c);
+			break;
+		}
+		ret = periodic(c, opno);
 		break;
 	case OP_REMOUNT:
 	case OP_CRASH:
@@ -802,12 +822,7 @@ int check_op(struct checker *c, const struct op *in)
 			ret = audit_all(c);
 		break;
 	default:
-		if (c->cfg.verify_each_op ||
-		    (c->cfg.verify_every != ~0u && opno % c->cfg.verify_every == 0))
-			ret = verify_all(c);
-		if (!ret && c->cfg.audit_every != ~0u &&
-		    opno % c->cfg.audit_every == 0)
-			ret = audit_all(c);
+		ret = periodic(c, opno);
 		break;
 	}
 	return ret;

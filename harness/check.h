@@ -8,9 +8,10 @@
  *   - a full verify of every file (existence, size, all bytes, as fsx -X)
  *     after remount and crash, every verify_every ops, at the end, and
  *     after every op with verify_each_op;
- *   - the audit (fsck) of every target that has one after fsync,
- *     fdatasync, sync, remount and crash, every audit_every ops and at
- *     the end;
+ *   - the audit (fsck) of every target that has one after remount and
+ *     crash, every audit_every ops and at the end; by default (no
+ *     audit_every given) after fsync, fdatasync and sync too, and every
+ *     1000 ops;
  *   - durability across crash: the checker knows which files were made
  *     durable (fsync/fdatasync of the file, sync, remount) and unchanged
  *     since; after a crash those must read back exactly.  The others may
@@ -62,7 +63,8 @@ enum check_status {
 /* Zero means the default for every field. */
 struct check_cfg {
 	uint32_t verify_every;   /* full verify every N ops (1000; ~0u never)  */
-	uint32_t audit_every;    /* audit every N ops (1000; ~0u never)        */
+	uint32_t audit_every;    /* audit every N ops (~0u never); 0: every
+				    1000 and at every fsync/fdatasync/sync  */
 	int verify_each_op;      /* full verify after every op (fsx -X)        */
 	size_t chunk;            /* bytes per read/write piece (1 MiB)         */
 	const char *log_path;    /* on failure write the op log here           */

@@ -29,6 +29,7 @@ struct checker {
 	struct check_failure fail;
 	int status;
 	int stalled;                 /* out of step for lack of space (check.h) */
+	int audit_at_sync;           /* audit at fsync/fdatasync/sync too      */
 	int verifying;               /* inside a verify or audit (for reports) */
 	char own_mkfs[OP_HDR_STR];   /* the header's options at check_new      */
 	char own_mount[OP_HDR_STR];

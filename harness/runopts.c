@@ -33,7 +33,9 @@ const char runopts_help[] =
 "  --files N            binary form: files f0..f(N-1) (default 4)\n"
 "  --max-file SIZE      binary form: offsets and ends clamp here (16m)\n"
 "  --verify-every N     verify every file every N ops (default 1000)\n"
-"  --audit-every N      audit engines every N ops (default 1000)\n"
+"  --audit-every N      audit engines every N ops, and after remount,\n"
+"                       crash and at the end (default: every 1000 ops\n"
+"                       and after every fsync, fdatasync and sync too)\n"
 "  -X                   verify every file after every op (fsx -X)\n";
 
 void runopts_init(struct runopts *o)
