@@ -369,6 +369,31 @@ int check_verify(struct checker *c)
 	return ret;
 }
 
+static int judge_full(struct checker *c, int i, const struct op *op,
+		      int64_t r, uint64_t want, unsigned file);
+
+/*
+ * Target i ran out of space taking file f as target src has it.  With
+ * too little room left that is no bug, but the targets are out of step
+ * for good: stall (check_stalled) and return 1.  With room left, fail
+ * (status set) and return 1; 0 when it cannot be judged.
+ */
+static int stall_if_full(struct checker *c, int i, int src, unsigned f)
+{
+	int64_t size = c->t[src]->ops->size(c->t[src], f);
+	struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
+			.len = size > 0 ? (uint64_t)size : 0 };
+	int ret = judge_full(c, i, &w, -ENOSPC, 0, f);
+
+	if (ret == 1)
+		return 0;
+	if (ret == 0) {
+		c->stalled = 1;
+		c->st.stalls++;
+	}
+	return 1;
+}
+
 /*
  * Every other target takes the files in mask as target src has them: all
  * of them emptied first, so no copy needs space another file's old
@@ -391,6 +416,8 @@ static int adopt_files(struct checker *c, int src, uint32_t mask,
 				ret = pass ? target_copy_file(c->t[i], c->t[src], f,
 							      c->wbuf, c->chunk) :
 					     target_clear_file(c->t[i], f);
+				if (ret == -ENOSPC && stall_if_full(c, i, src, f))
+					return c->stalled ? 0 : c->status;
 				if (ret)
 					return check_fail(c, CHECK_ERRNO, i, f, NULL,
 							  NULL, 0, 0, "adopting %s's %s "
@@ -433,42 +460,64 @@ static uint64_t op_need(const struct op *op, uint64_t len, uint32_t unit)
 	}
 }
 
-/*
- * Is target i's ENOSPC (or short write: wrote of want) legitimate?  0 when
- * it is, 1 when it cannot be judged (no space call, or it has no limit to
- * tell: a plain mismatch),
- * else the failure's status.
- */
-static int judge_full(struct checker *c, int i, const struct op *op,
-		      int64_t r, uint64_t want, unsigned file)
+/* What a target's ENOSPC is, judged by its room for one file. */
+enum full_verdict {
+	FULL_OK,        /* legitimate: too little room left                 */
+	FULL_UNKNOWN,   /* cannot be judged: no space call, or no answer    */
+	FULL_ROOM,      /* room left: a bug (why says how much)            */
+};
+
+static enum full_verdict judge_one(struct checker *c, int i,
+				   const struct op *op, int64_t r,
+				   uint64_t want, unsigned file, char *why,
+				   size_t whylen)
 {
 	struct target *t = c->t[i];
 	struct target_space sp = { 0 };
 	uint64_t len, need, margin;
-	char eb[32];
-	int ret;
 
-	if (!t->ops->space)
-		return 1;
-	ret = t->ops->space(t, file, &sp);
-	if (ret == -EOPNOTSUPP)
-		return 1;
-	if (ret)
-		return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
-				  "asking %s for its free space failed: %s",
-				  t->name, errstr(ret, eb, sizeof(eb)));
+	/* no answer (-EOPNOTSUPP: no limit to tell; -EIO: no filesystem
+	 * mounted any more) leaves the plain mismatch to report */
+	if (!t->ops->space || t->ops->space(t, file, &sp))
+		return FULL_UNKNOWN;
 	len = want ? want - (uint64_t)(r > 0 ? r : 0) : op->len;
 	need = op_need(op, len, sp.unit);
 	margin = FULL_MARGIN_UNITS * (uint64_t)sp.unit +
 		 (sp.capacity >> FULL_MARGIN_SHIFT);
 	if (sp.avail < need + margin || sp.meta_avail < FULL_META_MARGIN)
+		return FULL_OK;
+	snprintf(why, whylen, "%s: %llu bytes available, the op needs at most "
+		 "%llu (+ margin %llu)", op_file_name(&c->log, file),
+		 (unsigned long long)sp.avail, (unsigned long long)need,
+		 (unsigned long long)margin);
+	return FULL_ROOM;
+}
+
+/*
+ * Is target i's ENOSPC (or short write: wrote r of want) legitimate?
+ * An op on two files is, when either file's device is short of room.
+ * 0 when it is, 1 when it cannot be judged (a plain mismatch), else the
+ * failure's status.
+ */
+static int judge_full(struct checker *c, int i, const struct op *op,
+		      int64_t r, uint64_t want, unsigned file)
+{
+	const struct op_kind_info *ki = op_kind_info(op->kind);
+	char why[2][200] = { "", "" }, eb[32];
+	enum full_verdict v = judge_one(c, i, op, r, want, file, why[0],
+					sizeof(why[0]));
+
+	if (v == FULL_ROOM && (ki->uses & OP_USE_FILE2) && op->file2 != file)
+		v = judge_one(c, i, op, r, want, op->file2, why[1],
+			      sizeof(why[1]));
+	if (v == FULL_OK)
 		return 0;
+	if (v == FULL_UNKNOWN)
+		return 1;
 	return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
-			  "returned %s on %s with room left: %llu bytes "
-			  "available, the op needs at most %llu (+ margin %llu)",
-			  errstr(r, eb, sizeof(eb)), t->name,
-			  (unsigned long long)sp.avail,
-			  (unsigned long long)need, (unsigned long long)margin);
+			  "returned %s on %s with room left: %s%s%s",
+			  errstr(r, eb, sizeof(eb)), c->t[i]->name, why[0],
+			  why[1][0] ? "; " : "", why[1]);
 }
 
 /*
@@ -483,9 +532,6 @@ static int match_files(struct checker *c, int src, uint32_t mask)
 		if (!(mask & (1u << f)))
 			continue;
 		for (int i = 0; i < c->n; i++) {
-			int64_t size = c->t[src]->ops->size(c->t[src], f);
-			struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
-					.len = size > 0 ? (uint64_t)size : 0 };
 			char eb[32];
 			int ret;
 
@@ -493,17 +539,8 @@ static int match_files(struct checker *c, int src, uint32_t mask)
 				continue;
 			ret = target_match_file(c->t[i], c->t[src], f, c->wbuf,
 						c->chunk);
-			if (ret == -ENOSPC) {
-				ret = judge_full(c, i, &w, ret, 0, f);
-				if (!ret) {
-					c->stalled = 1;
-					c->st.stalls++;
-					return 0;
-				}
-				if (ret != 1)
-					return ret;
-				ret = -ENOSPC;
-			}
+			if (ret == -ENOSPC && stall_if_full(c, i, src, f))
+				return c->stalled ? 0 : c->status;
 			if (ret)
 				return check_fail(c, CHECK_ERRNO, i, f, NULL, NULL,
 						  0, 0, "taking %s's %s after it ran "
@@ -665,7 +702,7 @@ static int crash_op(struct checker *c, const struct op *op, int64_t *result)
 	}
 	*result = c->dirty;
 	ret = adopt_files(c, src, c->dirty, "after the crash");
-	if (ret)
+	if (ret || c->stalled)
 		return ret;
 	/* What was adopted is now durable on the other crashing targets too. */
 	for (int i = 0; i < c->n; i++) {
