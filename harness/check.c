@@ -9,6 +9,7 @@
 #include "harness/check_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,18 +135,44 @@ static int set_rounds(struct checker *c, const char *mkfs, const char *mount)
 	return 0;
 }
 
-/* "extra,own" into a header field (own wins, being later); 0 or -E2BIG
+/* Whether the comma-separated list has the option tok[0..n). */
+static bool has_opt(const char *list, const char *tok, size_t n)
+{
+	for (const char *p = list; *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (l == n && !memcmp(p, tok, n))
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
+/* "extra,own" into a header field (own wins, being later; an option of
+ * extra that own repeats word for word is written once); 0 or -E2BIG
  * when it does not fit (the header could not record it). */
 static int join_hdr(char dst[OP_HDR_STR], const char *extra, const char *own)
 {
-	size_t a = strlen(extra), b = strlen(own), sep = a && b;
+	size_t len = 0, b = strlen(own);
 
-	if (a + sep + b >= OP_HDR_STR)
+	for (const char *p = extra; *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (l && !has_opt(own, p, l)) {
+			if (len + !!len + l >= OP_HDR_STR)
+				return -E2BIG;
+			if (len)
+				dst[len++] = ',';
+			memcpy(dst + len, p, l);
+			len += l;
+		}
+		p += l + (p[l] == ',');
+	}
+	if (len + !!(len && b) + b >= OP_HDR_STR)
 		return -E2BIG;
-	memcpy(dst, extra, a);
-	if (sep)
-		dst[a] = ',';
-	memcpy(dst + a + sep, own, b + 1);
+	if (len && b)
+		dst[len++] = ',';
+	memcpy(dst + len, own, b + 1);
 	return 0;
 }
 

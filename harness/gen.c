@@ -4,6 +4,7 @@
 #include "harness/gen.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,23 @@ static void add_opt(char *buf, size_t len, const char *opt)
 	snprintf(buf + used, len - used, "%s%s", used ? "," : "", opt);
 }
 
+/* Whether the given options (comma-separated, or NULL) set key: "name="
+ * matches "name=anything", "name" itself. */
+static bool given(const char *opts, const char *key)
+{
+	size_t k = strlen(key);
+
+	for (const char *p = opts ? opts : ""; *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (key[k - 1] == '=' ? l >= k && !memcmp(p, key, k) :
+		    l == k && !memcmp(p, key, k))
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
 static void swarm_draw(struct gen *g)
 {
 	struct gen_round *rd = &g->round;
@@ -152,21 +170,28 @@ static void swarm_draw(struct gen *g)
 				 g->cfg.max_op);
 	rd->rt_share = g->cfg.realtime ? (unsigned)rng_below(r, 5) : 0;
 	rd->mkfs[0] = rd->mount[0] = 0;
+	/* every draw is made (the seed's sequence stays the same), and
+	 * kept only where the given options leave the choice open */
 	if (rng_below(r, 3) == 0) {
 		char opt[24];
 
 		snprintf(opt, sizeof(opt), "maxrecs=%u",
 			 4 + (unsigned)rng_below(r, 5));
-		add_opt(rd->mkfs, sizeof(rd->mkfs), opt);
+		if (!given(g->cfg.mkfs, "maxrecs="))
+			add_opt(rd->mkfs, sizeof(rd->mkfs), opt);
 	}
 	data = (unsigned)rng_below(r, 10);
+	if (given(g->cfg.mount, "data="))
+		data = 10;
 	if (data < 2)
 		add_opt(rd->mount, sizeof(rd->mount), "data=journal");
 	else if (data == 2)
 		add_opt(rd->mount, sizeof(rd->mount), "data=writeback");
-	if (rng_below(r, 2))
+	if (rng_below(r, 2) && !given(g->cfg.mount, "delalloc") &&
+	    !given(g->cfg.mount, "nodelalloc"))
 		add_opt(rd->mount, sizeof(rd->mount), "delalloc");
-	if (g->cfg.swarm_compress && rng_below(r, 5) == 0)
+	if (g->cfg.swarm_compress && rng_below(r, 5) == 0 &&
+	    !given(g->cfg.mount, "compress="))
 		add_opt(rd->mount, sizeof(rd->mount), "compress=zstd");
 }
 

@@ -75,6 +75,9 @@ struct gen_cfg {
 					      can take (0: +j +c, with +r
 					      when realtime)                */
 	int swarm_compress;                /* swarm may mount compress=zstd */
+	const char *mkfs, *mount;          /* the options given: a round
+					      draws none they already set
+					      (NULL: none)                 */
 };
 
 /* What a round uses (without swarm: cfg's mix). */

@@ -26,6 +26,7 @@
  * blocks so a B+tree split that follows one always finds its blocks.
  */
 #include "ref/ref_internal.h"
+#include "ref/pcache.h"
 #include "ref/reflink.h"
 
 #include <stdlib.h>
@@ -387,6 +388,36 @@ static uint64_t data_usable(const struct ref_fs *fs)
 	return usable > META_RESERVE ? usable - META_RESERVE : 0;
 }
 
+/* Blocks of device rt (0: data, 1: realtime) that delalloc pages hold
+ * reserved: every allocation but their own writeback's leaves them. */
+static uint64_t promised(const struct ref_fs *fs, int rt)
+{
+	return fs->pc && !fs->da_spending ? fs->pc->ndelalloc[rt] : 0;
+}
+
+/* Data blocks an allocation for file data may take. */
+static uint64_t data_room(const struct ref_fs *fs)
+{
+	uint64_t usable = data_usable(fs), keep = promised(fs, 0);
+
+	return usable > keep ? usable - keep : 0;
+}
+
+/* rt blocks an allocation for file data may take (whole rt extents). */
+static uint64_t rt_room(const struct ref_fs *fs)
+{
+	uint64_t keep = promised(fs, 1), have;
+
+	if (!keep)
+		return UINT64_MAX;
+	if (fs->zoned)
+		have = zoned_free_blocks(fs);
+	else
+		have = fs->rt_free > fs->rt_busy.units ?
+		       (fs->rt_free - fs->rt_busy.units) * fs->rtx : 0;
+	return have > keep ? have - keep : 0;
+}
+
 static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 			bool data, uint64_t *start, uint64_t *len)
 {
@@ -396,10 +427,12 @@ static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	if (fs->rdonly)
 		return -EROFS;
 	if (data) {
-		if (data_usable(fs) == 0)
+		uint64_t room = data_room(fs);
+
+		if (room == 0)
 			return -ENOSPC;
-		if (maxlen > data_usable(fs))
-			maxlen = data_usable(fs);
+		if (maxlen > room)
+			maxlen = room;
 	}
 	if (maxlen > fs->maxext)
 		maxlen = fs->maxext;
@@ -443,6 +476,10 @@ int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	if (!fs->rtdev || n == 0)
 		return -EINVAL;
 	if (data_usable(fs) == 0)
+		return -ENOSPC;
+	if (n > rt_room(fs) / fs->rtx)
+		n = rt_room(fs) / fs->rtx;
+	if (n == 0)
 		return -ENOSPC;
 	if (n > fs->maxext / fs->rtx)
 		n = fs->maxext / fs->rtx;

@@ -37,6 +37,7 @@
  * next mount) or mapped.  Unwritten staging is never remapped.
  */
 #include "ref/reflink.h"
+#include "ref/plant.h"
 
 #include <stdlib.h>
 
@@ -476,6 +477,11 @@ static int remap_inplace(struct ref_fs *fs, struct ref_inode *ip,
 	int err;
 
 	bmap_tree(fs, ip, &t);
+#ifdef FSO_PLANTED
+	/* planted (plant.h): the tail counted from G's start, not C's */
+	if (PLANTED(REF_PATH_COW_END))
+		tail.startblk = g->startblk + c->len;
+#endif
 	head.len = c->fileoff - g->fileoff;
 	err = has_head ? 0 : neighbour(&t, g->fileoff, true, &l);
 	lc = err > 0 && fork_joins(fs, &l, &mid);

@@ -39,6 +39,7 @@
  */
 #include "ref/ref_internal.h"
 #include "ref/pcache.h"
+#include "ref/plant.h"
 
 #include <stdlib.h>
 
@@ -619,6 +620,11 @@ static int write_run(struct ref_fs *fs, struct ref_inode *ip,
 	}
 	chunk = chunk ? chunk : 1;
 	piece = min64(piece ? piece : 1, cap); /* a record is at most cap */
+#ifdef FSO_PLANTED
+	/* planted (plant.h): the cap one block too late */
+	if (PLANTED(REF_PATH_DELALLOC_CAP) && piece == cap)
+		piece++;
+#endif
 	while (!err && done < n) {
 		uint64_t c = min64(n - done, chunk), in = 0;
 
@@ -663,7 +669,9 @@ int da_writeback_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t index,
 		return -EFSCORRUPTED;
 	}
 	fs->ctr.delalloc_calls++;
+	fs->da_spending = true;
 	err = write_run(fs, ip, m, index, n);
+	fs->da_spending = false;
 	unlock_run(fs, ip, m, index, n, !err);
 	return err;
 }

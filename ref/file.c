@@ -398,13 +398,14 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 }
 
 /* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
-int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
-		      uint64_t to)
+static int zero_device(struct ref_fs *fs, struct ref_inode *ip,
+		       uint64_t *reached, uint64_t to)
 {
-	pcache_zero(fs, ip, from, to); /* cached pages read zeros too */
+	uint64_t from = *reached;
+
 	if (file_zoned(fs, ip))
-		return zoned_zero_written(fs, ip, from, to);
-	while (from < to) {
+		return zoned_zero_written(fs, ip, from, to, reached);
+	for (; from < to; *reached = from) {
 		uint64_t fb = from >> fs->bshift;
 		struct ref_extent e;
 		uint64_t n;
@@ -433,6 +434,18 @@ int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		from += n;
 	}
 	return 0;
+}
+
+int file_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
+		      uint64_t to)
+{
+	uint64_t reached = from;
+	int err = zero_device(fs, ip, &reached, to);
+
+	/* cached pages read zeros too, as far as the device got (a failure
+	 * leaves the rest as it was, clean pages equal to their blocks) */
+	pcache_zero(fs, ip, from, err ? reached : to);
+	return err;
 }
 
 /*
@@ -496,7 +509,7 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 				return 0;
 			}
 			err = file_zoned(fs, ip) ?
-			      zoned_zero_written(fs, ip, pos, pos + n) :
+			      zoned_zero_written(fs, ip, pos, pos + n, NULL) :
 			      zero_write(fs, ip, devoff, n);
 			if (err)
 				return err;
@@ -618,11 +631,10 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  *   collapse:  | A | gone | B |   ->   | A | B |
  *   insert:    | A |  B  |        ->   | A | hole | B |
  */
-static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
-		       uint64_t off, uint64_t len)
+static int shift_check(struct ref_fs *fs, const struct ref_inode *ip,
+		       unsigned mode, uint64_t off, uint64_t len)
 {
 	uint64_t end = off + len, mask = fs->bs - 1;
-	int err;
 
 	if ((mode != REF_FALLOC_COLLAPSE_RANGE && mode != REF_FALLOC_INSERT_RANGE) ||
 	    len == 0 || (off & mask) || (len & mask) ||
@@ -631,9 +643,21 @@ static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
 		return -EINVAL;
 	if (end < off || end > REF_MAX_BYTES)
 		return -EFBIG;
+	if (mode == REF_FALLOC_COLLAPSE_RANGE)
+		return end >= ip->size ? -EINVAL : 0; /* to EOF: a truncate */
+	if (off >= ip->size)
+		return -EINVAL;
+	return ip->size + len > REF_MAX_BYTES ? -EFBIG : 0;
+}
+
+/* shift_check() has passed */
+static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
+		       uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+	int err;
+
 	if (mode == REF_FALLOC_COLLAPSE_RANGE) {
-		if (end >= ip->size)
-			return -EINVAL; /* reaching EOF: that is a truncate */
 		/* pages past off move: write those that stay, drop all */
 		err = pcache_shift(fs, ip, off >> fs->bshift, end >> fs->bshift);
 		if (!err)
@@ -645,10 +669,6 @@ static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
 		if (!err)
 			ip->size -= len;
 	} else {
-		if (off >= ip->size)
-			return -EINVAL;
-		if (ip->size + len > REF_MAX_BYTES)
-			return -EFBIG;
 		err = pcache_shift(fs, ip, off >> fs->bshift, off >> fs->bshift);
 		if (err)
 			return err;
@@ -702,6 +722,21 @@ int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 	return (int64_t)done;
 }
 
+static int falloc_check(struct ref_fs *fs, const struct ref_inode *ip,
+			unsigned mode, uint64_t off, uint64_t len)
+{
+	if (mode & (REF_FALLOC_COLLAPSE_RANGE | REF_FALLOC_INSERT_RANGE))
+		return shift_check(fs, ip, mode, off, len);
+	if (len == 0 || mode & ~(REF_FALLOC_KEEP_SIZE | REF_FALLOC_PUNCH_HOLE |
+				 REF_FALLOC_ZERO_RANGE))
+		return -EINVAL;
+	if ((mode & REF_FALLOC_PUNCH_HOLE) && (mode & REF_FALLOC_ZERO_RANGE))
+		return -EINVAL;
+	if ((mode & REF_FALLOC_PUNCH_HOLE) && !(mode & REF_FALLOC_KEEP_SIZE))
+		return -EOPNOTSUPP; /* as Linux: punching never changes the size */
+	return off + len < off || off + len > REF_MAX_BYTES ? -EFBIG : 0;
+}
+
 int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		  uint64_t off, uint64_t len)
 {
@@ -713,6 +748,11 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		return err;
 	if (fs->rdonly)
 		return -EROFS;
+	/* the arguments are judged before anything is written (a bad range
+	 * is -EINVAL even on a full device) */
+	err = falloc_check(fs, ip, mode, off, len);
+	if (err)
+		return err;
 	/* delalloc pages in the range get their blocks before it changes
 	 * (a punch only drops or zeroes them), then compressed extents
 	 * change only whole: those touched are rewritten plain */
@@ -735,15 +775,6 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 		return err;
 	if (mode & (REF_FALLOC_COLLAPSE_RANGE | REF_FALLOC_INSERT_RANGE))
 		return shift_range(fs, ip, mode, off, len);
-	if (len == 0 || mode & ~(REF_FALLOC_KEEP_SIZE | REF_FALLOC_PUNCH_HOLE |
-				 REF_FALLOC_ZERO_RANGE))
-		return -EINVAL;
-	if ((mode & REF_FALLOC_PUNCH_HOLE) && (mode & REF_FALLOC_ZERO_RANGE))
-		return -EINVAL;
-	if ((mode & REF_FALLOC_PUNCH_HOLE) && !(mode & REF_FALLOC_KEEP_SIZE))
-		return -EOPNOTSUPP; /* as Linux: punching never changes the size */
-	if (end < off || end > REF_MAX_BYTES)
-		return -EFBIG;
 	fb0 = off >> fs->bshift;                 /* first touched block   */
 	fb1 = fs_blocks_roundup(fs, end);        /* past the last touched */
 	/* Cached pages of whole blocks punched or zeroed go (partial ends
@@ -822,6 +853,11 @@ int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)
 	st->flags = ip->flags;
 	st->blocksize = fs->bs;
 	return 0;
+}
+
+int ref_compress_available(void)
+{
+	return compress_available();
 }
 
 static uint64_t sub_floor(uint64_t a, uint64_t b)

@@ -38,6 +38,7 @@
  * and the log: neither twin looks them up.
  */
 #include "ref/ref_internal.h"
+#include "ref/plant.h"
 
 /* Look one freed block up: drop its buffer, revoke a logged one. */
 static int forget_one(struct ref_fs *fs, uint64_t blk)
@@ -78,6 +79,11 @@ static int forget_optimized(struct ref_fs *fs, const struct ref_inode *ip,
 {
 	if (!inode_journals_data(fs, ip))
 		return 0;
+#ifdef FSO_PLANTED
+	/* planted (plant.h): one block short of the extent's end */
+	if (PLANTED(REF_PATH_FORGET) && len)
+		len--;
+#endif
 	return forget_naive(fs, ip, start, len);
 }
 

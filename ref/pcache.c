@@ -34,6 +34,7 @@
  * counts rounds of the index lock taken to modify it.
  */
 #include "ref/pcache.h"
+#include "ref/plant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -778,6 +779,15 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 		/* replace the known entry: no reload, no mark re-init */
 		e = n->slots[off];
 		if (pc_is_page(e)) {
+#ifdef FSO_PLANTED
+			/* planted (plant.h): the leaf's bits only */
+			for (unsigned k = 0; PLANTED(REF_PATH_PAGECACHE_TRUNCATE) &&
+			     k < PC_NMARKS; k++)
+				if ((n->marks[k] >> off) & 1) {
+					pc->ctr->pc_mark_clears++;
+					n->marks[k] &= ~(1ull << off);
+				}
+#endif
 			for (unsigned k = 0; k < PC_NMARKS; k++)
 				if ((n->marks[k] >> off) & 1)
 					mark_clear(pc, n, off, k);
@@ -1227,6 +1237,17 @@ int pcache_discard(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
 	return truncate_range(fs, inode_map(fs, ip), fb0, fb1);
 }
 
+/* A failed writeback leaves its pages from idx on dirty, not towrite
+ * (the tag lives only inside one pass; shadows keep theirs, as the
+ * knob's evictions leave them). */
+static void untag_pages(struct pcache *pc, struct pc_map *m, uint64_t idx)
+{
+	for (; pc_find_marked(pc, m, &idx, PC_TOWRITE); idx++)
+		if (pc_is_page(pc_load(pc, m, idx)))
+			pc_page_clear_mark(pc, to_page(pc_load(pc, m, idx)),
+					   PC_TOWRITE);
+}
+
 /* Write the dirty pages of m from index from on: tag them towrite, then
  * write each towrite page (marked iteration skips value entries). */
 static int writeback_map(struct ref_fs *fs, struct pc_map *m, uint64_t from)
@@ -1254,8 +1275,10 @@ static int writeback_map(struct ref_fs *fs, struct pc_map *m, uint64_t from)
 			} else {
 				err = writepage(fs, to_page(e));
 			}
-			if (err)
+			if (err) {
+				untag_pages(pc, m, idx);
 				return err;
+			}
 		}
 		idx = next;
 	}

@@ -359,6 +359,9 @@ struct ref_statfs {
 	uint64_t rt_avail_blocks;        /* whole rt extents, in blocks    */
 };
 int ref_statfs(struct ref_fs *fs, struct ref_statfs *st);
+/* True when this build compresses (mount option compress=zstd, chattr
+ * +c): not in builds without external libraries. */
+int ref_compress_available(void);
 
 /*
  * Work counters: deterministic, per engine instance, reset by

@@ -261,6 +261,9 @@ struct ref_fs {
 	uint8_t *scratch;             /* one block of scratch */
 	uint8_t *copybuf;             /* copy_range's bounce buffer (lazy) */
 	struct delalloc *da;          /* writeback's buffers (delalloc.c) */
+	bool da_spending;             /* a delalloc run allocates: it may
+					 take the blocks its pages reserved,
+					 which every other allocation leaves */
 };
 
 /* errors and messages */
@@ -476,8 +479,10 @@ int  zoned_alloc_end(struct ref_fs *fs, uint64_t at, uint64_t n);
 void zoned_freed(struct ref_fs *fs, uint64_t ext, uint64_t n);
 int64_t zoned_pwrite(struct ref_fs *fs, struct ref_inode *ip, const void *buf,
 		     uint64_t len, uint64_t off);
+/* Zero the written bytes of [from, to) out of place; *reached (if not
+ * NULL) comes back as far as the device holds zeros, also on failure. */
 int  zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
-			uint64_t to);
+			uint64_t to, uint64_t *reached);
 int  zoned_check(struct ref_fs *fs);
 /* Allocate up to n rt blocks at the write pointer and append data there
  * (the caller's n blocks); *got may be less (capped at the append limit). */

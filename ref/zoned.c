@@ -774,11 +774,14 @@ static int any_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  * rewritten with them zeroed (states unchanged); the others are left be.
  */
 int zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
-		       uint64_t to)
+		       uint64_t to, uint64_t *reached)
 {
 	struct overlay ov = { from, to, NULL, false };
-	uint64_t fb, last;
+	uint64_t fb, last, at = from;
 
+	if (!reached)
+		reached = &at;
+	*reached = from;
 	if (from >= to)
 		return 0;
 	fb = round_down(from >> fs->bshift, fs->rtx);
@@ -795,6 +798,7 @@ int zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		if (err)
 			return err;
 		fb += done;
+		*reached = min64(to, fb << fs->bshift > from ? fb << fs->bshift : from);
 	}
 	return 0;
 }

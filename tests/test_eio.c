@@ -129,6 +129,61 @@ TEST(device_dying_at_each_io_reaches_the_caller_and_loses_nothing_fsynced)
 	every_io(true);
 }
 
+/*
+ * A writeback that fails part way (the nth page's write) leaves the
+ * filesystem whole while it is still mounted: the audit of the live
+ * engine passes (the pages not written are dirty again, none left tagged
+ * towrite), and once the device is well the same fsync writes them all.
+ */
+static void failed_writeback_at(uint64_t n, int *bad)
+{
+	struct efs z = { 0 };
+	struct shadow w = { .b = calloc(1, SHADOW_MAX) };
+	struct hw_fault f = { .ops = HW_FAULT_WRITE, .nth = n };
+	const char *what;
+
+	*bad = 1;
+	if (!w.b || e_new(&z, "faulty:mem:8m", NULL, 0) ||
+	    ref_create(z.fs, "f", &w.ino))
+		goto out;
+	for (unsigned i = 0; i < 6; i++) /* six blocks, apart */
+		if (sh_write(z.fs, &w, 1 + i, 2 * i * BS, BS))
+			goto out;
+	if (ref_fsync(z.fs, w.ino))
+		goto out;
+	for (unsigned i = 0; i < 6; i++) /* overwritten: six dirty pages */
+		if (sh_write(z.fs, &w, 7 + i, 2 * i * BS, BS))
+			goto out;
+	if (hw_fault_arm(z.dev, &f) < 0)
+		goto out;
+	if (ref_fsync(z.fs, w.ino) == 0 && hw_fault_fired(z.dev)) {
+		fprintf(stderr, "    n=%llu: the fault fired, fsync passed\n",
+			(unsigned long long)n);
+		goto out;
+	}
+	what = "audit after the failed fsync";
+	if (audit(z.fs) == 0) {
+		hw_fault_disarm(z.dev, -1);
+		what = "fsync again, audit, remount";
+		*bad = ref_fsync(z.fs, w.ino) || audit(z.fs) || e_cycle(&z, &w);
+	}
+	if (*bad)
+		fprintf(stderr, "    n=%llu: %s: %s", (unsigned long long)n, what,
+			msgs);
+out:
+	e_close(&z);
+	free(w.b);
+}
+
+TEST(failed_writeback_leaves_pages_dirty_and_the_live_audit_clean)
+{
+	int bad = 0;
+
+	for (uint64_t n = 1; n <= 6 && !bad; n++)
+		failed_writeback_at(n, &bad);
+	CHECK(!bad);
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);

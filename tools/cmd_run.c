@@ -285,6 +285,8 @@ int cmd_run(int argc, char **argv)
 		     (gcfg.exclude & (1ull << OP_CLONE_RANGE) ? 0 :
 		      OP_ATTR_ALWAYS_COW);
 	gcfg.swarm_compress = !(gcfg.attrs & OP_ATTR_ALWAYS_COW);
+	gcfg.mkfs = o.mkfs;
+	gcfg.mount = o.mount;
 	if (!round)
 		round = gcfg.swarm ? RUN_SWARM_ROUND : RUN_FIXED_ROUND;
 	for (int i = 0; i < n; i++)
