@@ -192,6 +192,22 @@ static int get_ino(struct engine *e, unsigned i, int create, uint64_t *ino)
 	return 0;
 }
 
+/* Write all n bytes, or the error that stopped it: a short write is
+ * retried from where it stopped, which says why (-ENOSPC, say). */
+static int write_all(struct engine *e, uint64_t ino, const uint8_t *buf,
+		     uint64_t n, uint64_t off)
+{
+	for (uint64_t done = 0; done < n;) {
+		int64_t r = ref_pwrite(e->fs, ino, buf + done, n - done,
+				       off + done);
+
+		if (r <= 0)
+			return r ? (int)r : -EIO;
+		done += (uint64_t)r;
+	}
+	return 0;
+}
+
 /* Swap [aoff, +len) of a with [boff, +len) of b (two files) by bytes. */
 static int swap_bytes(struct engine *e, uint64_t a, uint64_t aoff, uint64_t b,
 		      uint64_t boff, uint64_t len)
@@ -206,11 +222,11 @@ static int swap_bytes(struct engine *e, uint64_t a, uint64_t aoff, uint64_t b,
 
 		if (r == (int64_t)n)
 			r = ref_pread(e->fs, b, y, n, boff + done);
-		if (r == (int64_t)n)
-			r = ref_pwrite(e->fs, a, y, n, aoff + done);
-		if (r == (int64_t)n)
-			r = ref_pwrite(e->fs, b, x, n, boff + done);
 		ret = r < 0 ? (int)r : r != (int64_t)n ? -EIO : 0;
+		if (!ret)
+			ret = write_all(e, a, y, n, aoff + done);
+		if (!ret)
+			ret = write_all(e, b, x, n, boff + done);
 	}
 	free(x);
 	free(y);

@@ -381,7 +381,7 @@ static int space_alloc(struct ref_fs *fs, struct alloc_space *s, uint64_t goal,
  * not usable, and the reserve for B+tree nodes must be made of blocks
  * that really are.
  */
-static uint64_t data_usable(const struct ref_fs *fs)
+uint64_t alloc_data_usable(const struct ref_fs *fs)
 {
 	uint64_t usable = fs->free_blocks - fs->busy.units;
 
@@ -389,16 +389,19 @@ static uint64_t data_usable(const struct ref_fs *fs)
 }
 
 /* Blocks of device rt (0: data, 1: realtime) that delalloc pages hold
- * reserved: every allocation but their own writeback's leaves them. */
+ * reserved: every allocation but their own writeback's leaves them (and
+ * zone reclaim's, which moves live data and frees as much). */
 static uint64_t promised(const struct ref_fs *fs, int rt)
 {
-	return fs->pc && !fs->da_spending ? fs->pc->ndelalloc[rt] : 0;
+	if (!fs->pc || fs->da_spending || (rt && zoned_reclaiming(fs)))
+		return 0;
+	return fs->pc->ndelalloc[rt];
 }
 
 /* Data blocks an allocation for file data may take. */
 static uint64_t data_room(const struct ref_fs *fs)
 {
-	uint64_t usable = data_usable(fs), keep = promised(fs, 0);
+	uint64_t usable = alloc_data_usable(fs), keep = promised(fs, 0);
 
 	return usable > keep ? usable - keep : 0;
 }
@@ -475,7 +478,7 @@ int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		return -EROFS;
 	if (!fs->rtdev || n == 0)
 		return -EINVAL;
-	if (data_usable(fs) == 0)
+	if (alloc_data_usable(fs) == 0)
 		return -ENOSPC;
 	if (n > rt_room(fs) / fs->rtx)
 		n = rt_room(fs) / fs->rtx;

@@ -159,11 +159,11 @@ static uint64_t da_room(const struct ref_fs *fs, const struct ref_inode *ip)
 		if (fs->zoned)
 			have = zoned_free_blocks(fs);
 		/* the extent maps of rt files live on the data device */
-		if (fs->free_blocks < fs->busy.units + 16 + reserved / 16)
+		if (alloc_data_usable(fs) < 16 + reserved / 16)
 			return 0;
 	} else {
-		have = fs->free_blocks > fs->busy.units ?
-		       fs->free_blocks - fs->busy.units : 0;
+		/* what a data allocation may take: not the B+tree reserve */
+		have = alloc_data_usable(fs);
 	}
 	return have > reserved + margin ? have - reserved - margin : 0;
 }
@@ -546,16 +546,20 @@ static void gather(struct ref_fs *fs, struct pc_map *m, uint64_t index,
 static int write_plain(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		       uint64_t n, const uint8_t *buf)
 {
-	uint64_t off = fb << fs->bshift, end = min64((fb + n) << fs->bshift,
-						      ip->size);
-	int64_t r;
+	uint64_t start = fb << fs->bshift, off = start;
+	uint64_t end = min64((fb + n) << fs->bshift, ip->size);
 
-	if (end <= off)
-		return 0;
-	r = file_write_through(fs, ip, buf, end - off, off, true);
-	if (r < 0)
-		return (int)r;
-	return (uint64_t)r == end - off ? 0 : -EIO;
+	/* a short write is retried from where it stopped, which says why
+	 * (-ENOSPC when the space ran out) */
+	while (off < end) {
+		int64_t r = file_write_through(fs, ip, buf + (off - start),
+					       end - off, off, true);
+
+		if (r <= 0)
+			return r ? (int)r : -EIO;
+		off += (uint64_t)r;
+	}
+	return 0;
 }
 
 /* One piece of a chunk: compressed if it pays and fits, else plain. */

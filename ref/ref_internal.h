@@ -341,6 +341,9 @@ int  alloc_extent(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		  uint64_t *start, uint64_t *len);
 int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		uint64_t *start, uint64_t *len);
+/* Data blocks file data may still take (free, not busy, past the
+ * B+tree reserve), delalloc reservations included. */
+uint64_t alloc_data_usable(const struct ref_fs *fs);
 bool alloc_has_busy(const struct ref_fs *fs);
 bool alloc_busy_pressure(const struct ref_fs *fs);
 int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
@@ -488,6 +491,8 @@ int  zoned_check(struct ref_fs *fs);
  * (the caller's n blocks); *got may be less (capped at the append limit). */
 int  zoned_append(struct ref_fs *fs, const uint8_t *data, uint64_t n,
 		  uint64_t *start, uint64_t *got);
+/* Reclaim is moving live data (which no reservation holds back). */
+bool zoned_reclaiming(const struct ref_fs *fs);
 /* The longest allocation (rt blocks) one append may make. */
 uint64_t zoned_max_alloc(const struct ref_fs *fs);
 /* rt blocks new data may still be given (delalloc reservations). */

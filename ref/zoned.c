@@ -473,6 +473,11 @@ int zoned_append(struct ref_fs *fs, const uint8_t *data, uint64_t n,
 	return err;
 }
 
+bool zoned_reclaiming(const struct ref_fs *fs)
+{
+	return fs->zoned && fs->zoned->in_reclaim;
+}
+
 uint64_t zoned_max_alloc(const struct ref_fs *fs)
 {
 	return fs->zoned ? fs->zoned->chunk * fs->rtx : fs->maxext;
@@ -701,6 +706,18 @@ static int rewrite_step(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	apply_overlay(fs, ov, fb, want, buf, state);
 	zs->feed = buf;
 	err = rtalloc_blocks(fs, 0, want, &start, &len);
+	if (err == -ENOSPC && ov && alloc_has_busy(fs)) {
+		/* dead blocks freed in the running transaction keep their
+		 * zones from reclaim until it commits (this step has changed
+		 * nothing yet): commit, then try once more */
+		zs->feed = NULL;
+		err = tx_commit(fs);
+		if (!err && alloc_has_busy(fs))
+			err = journal_checkpoint(fs);
+		zs->feed = buf;
+		if (!err)
+			err = rtalloc_blocks(fs, 0, want, &start, &len);
+	}
 	zs->feed = NULL;
 	if (err)
 		goto out;
@@ -873,13 +890,19 @@ static int move_compressed(struct ref_fs *fs, struct ref_inode *ip,
 	if (!buf)
 		return -ENOMEM;
 	err = read_blocks(fs, e.startblk, plen, buf);
-	if (!err)
+	/* one append, whole: when the open zone's tail is too short, what
+	 * it took is dead and the next zone is tried (pick_victim left the
+	 * room for that) */
+	for (int tries = 0; !err && tries < 2; tries++) {
 		err = zoned_append(fs, buf, plen, &start, &got);
-	free(buf);
-	if (!err && got < plen) {
-		rtalloc_free(fs, start, got);
-		err = -ENOSPC;
+		if (!err && got == plen)
+			break;
+		if (!err)
+			err = rtalloc_free(fs, start, got);
+		if (!err && tries)
+			err = -ENOSPC;
 	}
+	free(buf);
 	if (!err)
 		err = bmap_unmap_step(fs, ip, e.fileoff, e.len);
 	if (!err) {
@@ -917,14 +940,19 @@ static int find_owners(struct ref_fs *fs, uint64_t zone, struct victim_scan *s)
 
 /*
  * The victim: the zone with the most dead space whose live data fits in
- * the room the open zone and the empty zones have left.
+ * the room the open zone and the empty zones have left.  A compressed
+ * extent moves whole, so the open zone's tail counts less the longest
+ * one: that much of it may go dead when the next does not fit.
  */
-static uint64_t pick_victim(const struct zoned_state *zs)
+static uint64_t pick_victim(const struct ref_fs *fs,
+			    const struct zoned_state *zs)
 {
 	uint64_t best = NO_ZONE, room = zs->nempty * zs->usable;
+	uint64_t whole = round_up(DA_PIECE_BYTES >> fs->bshift, fs->rtx) /
+			 fs->rtx;
 
-	if (zs->open != NO_ZONE)
-		room += zs->usable - zs->z[zs->open].wp;
+	if (zs->open != NO_ZONE && zs->usable - zs->z[zs->open].wp > whole)
+		room += zs->usable - zs->z[zs->open].wp - whole;
 	for (uint64_t i = 0; i < zs->nzones; i++) {
 		const struct zone_info *z = &zs->z[i];
 
@@ -984,7 +1012,7 @@ static int reclaim_zone(struct ref_fs *fs, uint64_t zone)
 static int reclaim(struct ref_fs *fs)
 {
 	struct zoned_state *zs = fs->zoned;
-	uint64_t victim = pick_victim(zs);
+	uint64_t victim = pick_victim(fs, zs);
 	int err;
 
 	if (victim == NO_ZONE)
