@@ -426,10 +426,13 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 		err = file_alloc_blocks(fs, ip, e->fileoff + done, want, false,
 					&blk, &got);
 		if (!err) {
+			/* new blocks, reached only by the remap that commits
+			 * after them: written in place even for a journal-data
+			 * file, whose log may be smaller than the extent */
 			fs->ctr.data_bytes_written += got << fs->bshift;
-			err = fdata_write(fs, ip, blk << fs->bshift,
-					  bytes + (done << fs->bshift),
-					  got << fs->bshift);
+			err = hw_write(file_dev(fs, ip), blk << fs->bshift,
+				       bytes + (done << fs->bshift),
+				       got << fs->bshift, 0);
 		}
 		if (err)
 			break;
