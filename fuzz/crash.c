@@ -148,10 +148,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ret)
 		ret = check_finish(r->c);
 	if (ret)
-		fuzz_die("crash: %s after %zu ops (dev=%s mkfs=%s%s%s); "
+		fuzz_die("crash: %s after %zu ops (dev=%s mkfs=%s mount=%s); "
 			 "`replay/crash --describe` shows the cuts",
 			 check_status_name(ret), check_log(r->c)->n, g.p.dev,
-			 g.p.mkfs, g.p.mount[0] ? " mount=" : "", g.p.mount);
+			 g.p.mkfs, check_log(r->c)->hdr.mount);
 	rig_put(r);
 	return 0;
 }
@@ -167,6 +167,15 @@ int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 		"%u file(s) of at most %lluk\n", g.p.dev, g.p.mkfs,
 		g.p.mount[0] ? " mount=" : "", g.p.mount, g.op.nfiles,
 		(unsigned long long)(g.op.max_file >> 10));
+	if (g.swarm.mount[0] || g.swarm.attrs)
+		fprintf(out, "# swarm draw %u: mount %s%s%s, chattr%s%s%s%s of "
+			"every file before the ops\n", in.hdr[FUZZ_SWARM_BYTE],
+			g.swarm.mount, g.swarm.mount[0] && g.p.mount[0] ? "," : "",
+			g.p.mount,
+			g.swarm.attrs & OP_ATTR_REALTIME ? " +r" : "",
+			g.swarm.attrs & OP_ATTR_ALWAYS_COW ? " +o" : "",
+			g.swarm.attrs & OP_ATTR_JOURNAL_DATA ? " +j" : "",
+			g.swarm.attrs & OP_ATTR_COMPRESS ? " +c" : "");
 	for (unsigned i = 0; i < CRASH_CUTS; i++) {
 		struct cut_choice cc;
 		const uint8_t *b = in.hdr + 3 + 3 * i;

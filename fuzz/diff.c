@@ -58,11 +58,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
+/* The prefix ops as `#op` text lines: a chattr names its file (`file
+ * fN`), and the decoded ops start on f0 again. */
+static void describe_prefix(const struct op *prefix, unsigned n, FILE *out)
+{
+	char line[256];
+	int moved = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (prefix[i].kind == OP_SET_FLAG) {
+			fprintf(out, "#op file f%u\n", prefix[i].file);
+			moved = 1;
+		}
+		op_format(&prefix[i], NULL, line, sizeof(line));
+		fprintf(out, "#op %s\n", line);
+	}
+	if (moved)
+		fprintf(out, "#op file f0\n");
+}
+
 int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 {
 	struct fuzz_input in;
 	struct fuzz_geom g;
-	struct op prefix[2];
+	struct op prefix[GEOM_PREFIX_MAX];
 	char line[512];
 	unsigned n;
 
@@ -85,10 +104,12 @@ int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 		(unsigned long long)(g.op.max_file >> 10));
 	/* The mix: text ops to put before the decoded ones. */
 	n = geom_prefix_ops(&g, prefix);
-	for (unsigned i = 0; i < n; i++) {
-		op_format(&prefix[i], NULL, line, sizeof(line));
-		fprintf(out, "#op %s\n", line);
-	}
+	if (g.swarm.mount[0] || g.swarm.attrs)
+		fprintf(out, "# swarm draw %u: mount %s, chattr of every file "
+			"before the ops (the mutator keeps to its op kinds)\n",
+			in.hdr[FUZZ_SWARM_BYTE],
+			g.swarm.mount[0] ? g.swarm.mount : "as the preset's");
+	describe_prefix(prefix, n, out);
 	fprintf(out, "#decode --files %u --max-file %llu\n", g.op.nfiles,
 		(unsigned long long)g.op.max_file);
 	return 0;

@@ -14,6 +14,12 @@
 #   make fuzz-replay   only the replay programs (no clang or AFL++ needed)
 #   make fuzz-bench    also libFuzzer without sanitizers, for fuzz/bench.sh:
 #     out/fuzz/libfuzzer-plain/T
+#   make fuzz-planted  the targets that read FSO_PLANT (fuzz/plant.h) for
+#                      libFuzzer with -DFSO_PLANTED: one planted bug each
+#                      run, chosen at run time, for fuzz/selftest.sh --catch;
+#                      no sanitizers (the planted bugs are the checker's
+#                      findings, and the search runs five times faster):
+#     out/fuzz/planted/T        never part of `make fuzz` or build.sh
 #
 # Each flavour gets its own copy of libfsoracle.a, built by this Makefile
 # itself with O= pointing under out/fuzz/ and the flavour's compiler and
@@ -45,17 +51,21 @@ FUZZ_LFP_CF := -O2 -gline-tables-only -fsanitize=fuzzer-no-link \
 
 FUZZ_LF_BIN := $(FUZZ_ALL:%=$(FUZZ_O)/libfuzzer/%)
 FUZZ_LFP_BIN := $(FUZZ_ALL:%=$(FUZZ_O)/libfuzzer-plain/%)
+FUZZ_PL_LIST := diff crash zoned
+FUZZ_PL_CF  := $(FUZZ_LFP_CF) -DFSO_PLANTED
+FUZZ_PL_BIN := $(FUZZ_PL_LIST:%=$(FUZZ_O)/planted/%)
 FUZZ_AFL_BIN := $(FUZZ_ALL:%=$(FUZZ_O)/afl/%) $(FUZZ_LIST:%=$(FUZZ_O)/afl/%.cmplog)
 FUZZ_REPLAY := $(FUZZ_ALL:%=$(FUZZ_O)/replay/%)
 
 .PHONY: fuzz fuzz-libfuzzer fuzz-afl fuzz-replay fuzz-bench fuzz-libs \
-	fuzz-libs-plain
+	fuzz-libs-plain fuzz-planted fuzz-libs-planted
 fuzz: fuzz-libfuzzer fuzz-afl fuzz-replay
 fuzz-bench: fuzz fuzz-libfuzzer-plain
 fuzz-libfuzzer: $(FUZZ_LF_BIN)
 fuzz-libfuzzer-plain: $(FUZZ_LFP_BIN)
 fuzz-afl: $(FUZZ_AFL_BIN) $(FUZZ_O)/afl/mutator.so
 fuzz-replay: $(FUZZ_REPLAY)
+fuzz-planted: $(FUZZ_PL_BIN)
 
 # The library, once per flavour.  The sub-make decides what is stale.
 fuzz-libs:
@@ -74,6 +84,11 @@ fuzz-libs-plain:
 		CC=$(FUZZ_CLANG) EXTRA_CFLAGS="$(FUZZ_LFP_CF)" \
 		$(FUZZ_O)/lfp/lib/libfsoracle.a
 $(FUZZ_O)/lfp/lib/libfsoracle.a: fuzz-libs-plain ;
+fuzz-libs-planted:
+	$(Q)$(MAKE) -s --no-print-directory O=$(FUZZ_O)/lfpl/lib SAN= \
+		CC=$(FUZZ_CLANG) EXTRA_CFLAGS="$(FUZZ_PL_CF)" \
+		$(FUZZ_O)/lfpl/lib/libfsoracle.a
+$(FUZZ_O)/lfpl/lib/libfsoracle.a: fuzz-libs-planted ;
 
 # libFuzzer
 $(FUZZ_O)/lf/obj/%.o: fuzz/%.c $(FUZZ_HDRS)
@@ -104,6 +119,18 @@ $(FUZZ_O)/libfuzzer-plain/empty: $(FUZZ_O)/lfp/obj/empty.o \
 $(FUZZ_O)/libfuzzer-plain/%: $(FUZZ_O)/lfp/obj/%.o \
 		$(FUZZ_COMMON:%=$(FUZZ_O)/lfp/obj/%.o) \
 		$(FUZZ_MUT:%=$(FUZZ_O)/lfp/obj/%.o) $(FUZZ_O)/lfp/lib/libfsoracle.a
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  LD      $@")
+	$(Q)$(FUZZ_CLANG) -fsanitize=fuzzer -o $@ $(filter %.o %.a,$^) $(LIBS)
+
+# libFuzzer with one planted bug chosen at run time (fuzz/plant.h)
+$(FUZZ_O)/lfpl/obj/%.o: fuzz/%.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  CC      $< (libFuzzer, planted bugs, no sanitizers)")
+	$(Q)$(FUZZ_CLANG) $(BASE) $(FUZZ_PL_CF) -c $< -o $@
+$(FUZZ_O)/planted/%: $(FUZZ_O)/lfpl/obj/%.o \
+		$(FUZZ_COMMON:%=$(FUZZ_O)/lfpl/obj/%.o) $(FUZZ_O)/lfpl/obj/plant.o \
+		$(FUZZ_MUT:%=$(FUZZ_O)/lfpl/obj/%.o) $(FUZZ_O)/lfpl/lib/libfsoracle.a
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  LD      $@")
 	$(Q)$(FUZZ_CLANG) -fsanitize=fuzzer -o $@ $(filter %.o %.a,$^) $(LIBS)
@@ -147,5 +174,5 @@ $(FUZZ_O)/replay/%: $(FUZZ_O)/replay/obj/%.o \
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o %.a,$^) $(LIBS)
 
 # Objects are kept (make would delete them as intermediates).
-FUZZ_OBJS := $(FUZZ_ALL) $(FUZZ_COMMON) $(FUZZ_MUT) afl_driver replay
-.SECONDARY: $(foreach d,lf lfp afl afl-cmplog replay,$(FUZZ_OBJS:%=$(FUZZ_O)/$(d)/obj/%.o))
+FUZZ_OBJS := $(FUZZ_ALL) $(FUZZ_COMMON) $(FUZZ_MUT) afl_driver replay plant
+.SECONDARY: $(foreach d,lf lfp lfpl afl afl-cmplog replay,$(FUZZ_OBJS:%=$(FUZZ_O)/$(d)/obj/%.o))

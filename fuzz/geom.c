@@ -37,6 +37,8 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 		if (p->maxext && p->rtext > p->maxext)
 			p->rtext = p->maxext;
 	}
+	/* the second run of presets without a realtime device: reflink */
+	p->reflink = i / 11 == 4;
 
 	/* Data: 3x every file at its largest; then the metadata regions. */
 	file_blocks = (GEOM_MAX_FILE + p->bs - 1) / p->bs;
@@ -70,6 +72,9 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 	if (p->maxext)
 		n += (size_t)snprintf(p->mkfs + n, sizeof(p->mkfs) - n,
 				      ",maxext=%u", p->maxext);
+	if (p->reflink)
+		n += (size_t)snprintf(p->mkfs + n, sizeof(p->mkfs) - n,
+				      ",reflink=1");
 	if (p->rtext) {
 		snprintf(p->rtdev, sizeof(p->rtdev), "mem:%lluk",
 			 (unsigned long long)(p->rt_bytes >> 10));
@@ -107,9 +112,18 @@ void geom_from_header(enum geom_kind kind, const uint8_t *h,
 		g->fallback = h[3] & REF_PATHS_ALL & ~g->naive;
 	}
 	op_geom_normalize(&g->op);
+	fuzz_swarm_draw(h[FUZZ_SWARM_BYTE],
+			!g->p.reflink && ref_compress_available(), &g->swarm);
+	if (!g->p.rtext)
+		g->swarm.attrs &= ~OP_ATTR_REALTIME;
+	if (!g->p.reflink)
+		g->swarm.attrs &= ~OP_ATTR_ALWAYS_COW;
+	else
+		g->swarm.attrs &= ~OP_ATTR_COMPRESS;
 }
 
-unsigned geom_prefix_ops(const struct fuzz_geom *g, struct op ops[2])
+unsigned geom_prefix_ops(const struct fuzz_geom *g,
+			 struct op ops[GEOM_PREFIX_MAX])
 {
 	unsigned n = 0;
 
@@ -117,6 +131,12 @@ unsigned geom_prefix_ops(const struct fuzz_geom *g, struct op ops[2])
 		ops[n++] = (struct op){ .kind = OP_NAIVE, .arg = g->naive };
 	if (g->fallback)
 		ops[n++] = (struct op){ .kind = OP_FALLBACK, .arg = g->fallback };
+	for (unsigned f = 0; f < g->op.nfiles && f < GEOM_MAX_FILES; f++)
+		for (unsigned b = 0; b < 4; b++)
+			if (g->swarm.attrs & (1u << b))
+				ops[n++] = (struct op){ .kind = OP_SET_FLAG,
+							.file = (uint8_t)f,
+							.arg = 1u << b };
 	return n;
 }
 
@@ -132,7 +152,10 @@ void geom_env(const struct geom_preset *p, struct target_env *env)
 void geom_header_line(const struct fuzz_geom *g, const char *targets,
 		      char *buf, size_t len)
 {
-	snprintf(buf, len, "#! fsoracle dev=%s%s%s mkfs=%s%s%s targets=%s",
+	const char *sw = g->swarm.mount;
+
+	snprintf(buf, len, "#! fsoracle dev=%s%s%s mkfs=%s%s%s%s%s targets=%s",
 		 g->p.dev, g->p.rtdev[0] ? " rt=" : "", g->p.rtdev, g->p.mkfs,
-		 g->p.mount[0] ? " mount=" : "", g->p.mount, targets);
+		 sw[0] || g->p.mount[0] ? " mount=" : "", sw,
+		 sw[0] && g->p.mount[0] ? "," : "", g->p.mount, targets);
 }

@@ -12,8 +12,11 @@
  *          crash: bit 0 = pmem-like device (8-byte atomic writes)
  *   3      diff: bit p set = path p's optimized version is forced to
  *          take its fallback (only for a path byte 2 leaves optimized)
- *   4..15  the target's own (crash, from 3: its cut choices; diff:
+ *   4..14  the target's own (crash, from 3: its cut choices; diff:
  *          reserved)
+ *   15     the swarm draw (swarm.h): the op kinds the mutator makes, and
+ *          mount options and chattr attributes every file takes before
+ *          the ops (`chattr` ops after the mix's; 0: none of them)
  *
  * The diff target's sequence starts with the op-language ops that set
  * this mix, `naive PATHS` and `fallback PATHS` (op.h; left out when
@@ -35,6 +38,11 @@
  *   metadata cache  default, 2, 8, 64 buffers         by (p / 7) % 4
  *   realtime device none; rt extents of 1, 3, 4       by (p / 11) % 4
  *                   blocks (at most the longest extent; diff only)
+ *   reflink         presets 44..54 (the second run     p / 11 == 4
+ *                   without a realtime device): clone,
+ *                   dedupe and always-COW files, so
+ *                   copy-on-write and end-COW (seed
+ *                   path (c)) run; diff and crash
  *
  * The different moduli mix the choices, so the 64 presets cover every
  * block size with every fan-out and most pairs of the rest.  The devices
@@ -50,6 +58,7 @@
 
 #include <stdint.h>
 
+#include "fuzz/swarm.h"
 #include "harness/binary.h"
 #include "harness/target.h"
 
@@ -69,6 +78,8 @@ enum geom_kind {
 struct geom_preset {
 	uint32_t bs, maxrecs, journal, maxext, cache;
 	uint32_t rtext;               /* rt extent, blocks; 0: no rt device */
+	uint32_t reflink;             /* 1: mkfs reflink=1 (clone, dedupe,
+					 always-COW files: seed path (c))   */
 	uint64_t dev_bytes, rt_bytes;
 	uint64_t meta_bytes;          /* what mkfs and mount write: superblock,
 					 journal, inode table, bitmaps (and
@@ -88,7 +99,14 @@ struct fuzz_geom {
 	uint32_t naive, fallback;     /* diff: the engine target's paths,
 					 REF_PATH_* bits (op.h's OP_NAIVE,
 					 OP_FALLBACK)                       */
+	struct fuzz_swarm swarm;      /* byte 15's draw, fitted to the preset:
+					 +r only with a realtime device, +o
+					 and no compression with reflink    */
 };
+
+/* The most ops geom_prefix_ops gives: the mix, a chattr per file and
+ * attribute. */
+#define GEOM_PREFIX_MAX (2 + GEOM_MAX_FILES * 4)
 
 /* Presets of a kind: GEOM_PRESETS, twice that for GEOM_CRASH. */
 unsigned geom_presets(enum geom_kind kind);
@@ -99,9 +117,11 @@ void geom_from_header(enum geom_kind kind, const uint8_t *hdr,
 void geom_env(const struct geom_preset *p, struct target_env *env);
 /*
  * The ops that start g's sequence (the diff target's mix: `naive`, then
- * `fallback`, each only when not zero) into ops[2]; returns how many.
+ * `fallback`, each only when not zero; then the swarm draw's chattr of
+ * every file) into ops[GEOM_PREFIX_MAX]; returns how many.
  */
-unsigned geom_prefix_ops(const struct fuzz_geom *g, struct op ops[2]);
+unsigned geom_prefix_ops(const struct fuzz_geom *g,
+			 struct op ops[GEOM_PREFIX_MAX]);
 /* The `#! fsoracle` header line (no newline) replaying g's input. */
 void geom_header_line(const struct fuzz_geom *g, const char *targets,
 		      char *buf, size_t len);

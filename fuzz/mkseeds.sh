@@ -12,18 +12,20 @@
 # current corpus/regressions that way).
 #
 # diff seeds: each log, encoded with `fsoracle encode --raw` for 4 files
-# of at most 512k, behind five headers (fuzz/geom.h): preset 0 (bs 512,
+# of at most 512k, behind seven headers (fuzz/geom.h): preset 0 (bs 512,
 # fan-out 4), preset 3 (bs 4096, fan-out 4), preset 5 (bs 1024, fan-out 5,
-# one-block extents, 256-block journal), all with every path of the
-# engine target optimized; and two with a realtime device and a mix on
-# the engine target: preset 22 (bs 2048, rt extents of 3 blocks;
-# rt_truncate and cow_end optimized, rt_truncate forced to fall back, the
-# rest naive), preset 36 (bs 512, rt extents of 4 blocks;
-# pagecache_truncate, forget and delalloc_cap optimized, forget forced to
-# fall back, the rest naive).
+# one-block extents, 256-block journal), preset 44 (bs 512, fan-out 15,
+# reflink, delalloc) and preset 37 (bs 1024, rt extents of 4 blocks), all
+# with every path of the engine target optimized; and two with a
+# realtime device and a mix on the engine target: preset 22 (bs 2048, rt
+# extents of 3 blocks; rt_truncate and cow_end optimized, rt_truncate
+# forced to fall back, the rest naive), preset 36 (bs 512, rt extents of
+# 4 blocks; pagecache_truncate, forget and delalloc_cap optimized, forget
+# forced to fall back, the rest naive).
 # crash seeds: the same logs behind presets 0 and 3, block and pmem-like,
-# with every cut "keep all" (what `fsoracle replay` does at a crash op;
-# the fuzzer finds the cuts that matter).
+# and preset 44 (reflink), block, with every cut "keep all" (what
+# `fsoracle replay` does at a crash op; the fuzzer finds the cuts that
+# matter).
 # zoned seeds: a few hand-made zone op sequences over small devices
 # (write at the pointer, implicit-open eviction under max_open, close,
 # finish, reset, appends, reads across conventional and offline zones).
@@ -64,6 +66,9 @@ for log in corpus/regressions/*.ops fuzz/seeds/*.ops; do
 		{ header "$p" 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p$p"
 		n=$((n + 1))
 	done
+	{ header 2c 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p2c-reflink"
+	{ header 25 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p25-rt"
+	n=$((n + 2))
 	# with a realtime device, and a mix of naive, optimized, fallback
 	for p in "16 1a 01" "24 05 08"; do
 		set -- $p
@@ -75,6 +80,7 @@ for log in corpus/regressions/*.ops fuzz/seeds/*.ops; do
 		{ crash_header "$p" 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p"
 		{ crash_header "$p" 01; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p-pmem"
 	done
+	{ crash_header 2c 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p2c-reflink"
 done
 header 00 00 > "$dest/diff/seed-empty"
 header 00 00 > "$dest/crash/seed-empty"

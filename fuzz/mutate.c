@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
+#include "fuzz/swarm.h"
 #include "harness/binary.h"
 #include "harness/op.h"
 #include "ref/ref.h"
@@ -84,9 +85,20 @@ static uint8_t some_flags(struct rng *r, unsigned kind)
 	return (uint8_t)(rnd(r) & op_kind_info(kind)->flags);
 }
 
-static void random_record(struct rng *r, uint8_t *rec)
+/* A kind of the input's swarm draw (swarm.h): kinds mask, never empty. */
+static unsigned swarm_kind(struct rng *r, uint64_t kinds)
 {
-	unsigned kind = 1 + below(r, OP_KIND_MAX);
+	unsigned kind;
+
+	do
+		kind = 1 + below(r, OP_KIND_MAX);
+	while (!(kinds & (1ull << kind)));
+	return kind;
+}
+
+static void random_record(struct rng *r, uint8_t *rec, uint64_t kinds)
+{
+	unsigned kind = swarm_kind(r, kinds);
 	const struct op_kind_info *ki = op_kind_info(kind);
 
 	memset(rec, 0, REC);
@@ -123,7 +135,8 @@ static uint8_t *recp(uint8_t *data, size_t i)
 }
 
 /* One field of one record; other is a second record to line up with. */
-static void tweak(struct rng *r, uint8_t *rec, const uint8_t *other)
+static void tweak(struct rng *r, uint8_t *rec, const uint8_t *other,
+		  uint64_t kinds)
 {
 	static const unsigned fields[3] = { 4, 8, 12 };
 	unsigned at = fields[below(r, 3)];
@@ -131,7 +144,7 @@ static void tweak(struct rng *r, uint8_t *rec, const uint8_t *other)
 
 	switch (below(r, 10)) {
 	case 0:
-		rec[0] = (uint8_t)(1 + below(r, OP_KIND_MAX));
+		rec[0] = (uint8_t)swarm_kind(r, kinds);
 		break;
 	case 1:
 		rec[1] ^= (uint8_t)(1u << below(r, 8));
@@ -174,6 +187,7 @@ size_t mut_mutate(uint8_t *data, size_t size, size_t max, uint32_t seed,
 		  mut_bytes_fn bytes)
 {
 	struct rng r = { seed };
+	struct fuzz_swarm sw;
 	size_t n, cap;
 
 	if (max < FUZZ_HDR_LEN + REC)
@@ -182,6 +196,7 @@ size_t mut_mutate(uint8_t *data, size_t size, size_t max, uint32_t seed,
 		memset(data + size, 0, FUZZ_HDR_LEN - size);
 		size = FUZZ_HDR_LEN;
 	}
+	fuzz_swarm_draw(data[FUZZ_SWARM_BYTE], 0, &sw);
 	n = live_records(data, size);
 	cap = (max - FUZZ_HDR_LEN) / REC;
 	size = FUZZ_HDR_LEN + n * REC;
@@ -192,7 +207,7 @@ size_t mut_mutate(uint8_t *data, size_t size, size_t max, uint32_t seed,
 			size_t at = below(&r, (uint32_t)n + 1);
 
 			memmove(recp(data, at + 1), recp(data, at), (n - at) * REC);
-			random_record(&r, recp(data, at));
+			random_record(&r, recp(data, at), sw.kinds);
 			n++;
 		}
 		break;
@@ -249,14 +264,17 @@ size_t mut_mutate(uint8_t *data, size_t size, size_t max, uint32_t seed,
 		if (n) {
 			size_t i = below(&r, (uint32_t)n);
 
-			tweak(&r, recp(data, i), recp(data, below(&r, (uint32_t)n)));
+			tweak(&r, recp(data, i), recp(data, below(&r, (uint32_t)n)),
+			      sw.kinds);
 		} else if (cap) {
-			random_record(&r, recp(data, 0));
+			random_record(&r, recp(data, 0), sw.kinds);
 			n = 1;
 		}
 		break;
-	case 17: /* one header byte */
-		if (below(&r, 2))
+	case 17: /* one header byte; the swarm draw often (swarm.h) */
+		if (below(&r, 4) == 0)
+			data[FUZZ_SWARM_BYTE] = (uint8_t)rnd(&r);
+		else if (below(&r, 2))
 			data[below(&r, FUZZ_HDR_LEN)] = (uint8_t)rnd(&r);
 		else
 			data[below(&r, 4)] += below(&r, 2) ? 1 : 0xff;

@@ -19,11 +19,14 @@
  *              pattern, or off/len/arg set to an edge value, nudged by a
  *              block or a byte, doubled or halved, or lined up with
  *              another op's range (same offset, or just past its end)
- *   header     one header byte (geometry, corruption choices)
+ *   header     one header byte (geometry, corruption choices, the
+ *              swarm draw of swarm.h)
  *   bytes      the fuzzer's own byte mutation, when it offers one
  *
- * Records after the first with kind 0 are never run, so they are dropped
- * first.  Every mutation is a pure function of (input, seed).
+ * New ops and kind tweaks take their kind from the input's swarm draw
+ * (swarm.h: the last header byte), so an input keeps to its own subset
+ * of kinds, as a swarm round does.  Records after the first with kind 0
+ * are never run, so they are dropped first.  Every mutation is a pure function of (input, seed).
  */
 #ifndef FSORACLE_FUZZ_MUTATE_H
 #define FSORACLE_FUZZ_MUTATE_H

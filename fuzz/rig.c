@@ -12,6 +12,9 @@
 #include "fuzz/devtrack.h"
 #include "fuzz/fuzz.h"
 #include "ref/ref.h"
+#ifdef FSO_PLANTED
+#include "fuzz/plant.h"
+#endif
 
 /* Bytes of spare chunks the model starts with (rig_warm). */
 #define RIG_MODEL_POOL (512u << 10)
@@ -21,6 +24,28 @@
 static struct rig rigs[2 * GEOM_PRESETS];
 static unsigned nrigs;
 static struct op_seq input_seq; /* the current input's ops, cleared each time */
+#ifdef FSO_PLANTED
+static const char *planted_model; /* FSO_PLANT's model bug, or NULL */
+
+/*
+ * A planted build with a model bug runs planted:BUG beside the model,
+ * before it (the model stays last: rig_warm fills its pool, and the
+ * checker compares with it).
+ */
+static void plant_targets(char *list, size_t len)
+{
+	size_t n = strlen(list), m = strlen(",model");
+	char tail[16];
+
+	if (!planted_model || n < m || strcmp(list + n - m, ",model"))
+		return;
+	snprintf(tail, sizeof(tail), "%s", list + n - m);
+	snprintf(list + n - m, len - (n - m), ",planted:%s%s", planted_model,
+		 tail);
+	if (strlen(list) + 1 >= len)
+		fuzz_die("planted target list too long: %s", list);
+}
+#endif
 
 /*
  * The crash layer keeps its array of pending writes at the largest size
@@ -49,6 +74,9 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 
 	r->kind = kind;
 	geom_preset(kind, preset, &r->p);
+#ifdef FSO_PLANTED
+	plant_targets(r->p.targets, sizeof(r->p.targets));
+#endif
 	geom_env(&r->p, &env);
 	ret = target_list_open(r->p.targets, &env, r->t, &r->n, err, sizeof(err));
 	if (ret)
@@ -89,6 +117,9 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 	snprintf(r->meta.hdr.mount, sizeof(r->meta.hdr.mount), "%s", r->p.mount);
 	snprintf(r->meta.hdr.targets, sizeof(r->meta.hdr.targets), "%s",
 		 kind == GEOM_CRASH ? "engine,model" : "engine,naive,model");
+#ifdef FSO_PLANTED
+	plant_targets(r->meta.hdr.targets, sizeof(r->meta.hdr.targets));
+#endif
 	cfg.targets = r->meta.hdr.targets;
 	ret = check_new(r->t, r->n, &cfg, &r->meta, &r->c);
 	if (ret)
@@ -138,6 +169,15 @@ void rig_init_all(enum geom_kind kind, const uint8_t *warm, size_t len)
 {
 	if (nrigs)
 		return;
+#ifdef FSO_PLANTED
+	{
+		const char *bug;
+
+		if (plant_setup(kind == GEOM_CRASH ? "crash" : "diff", &bug) ==
+		    PLANT_MODEL)
+			planted_model = bug;
+	}
+#endif
 #ifdef __GLIBC__
 	/*
 	 * Each reset frees a mount's worth of buffers and pages, which glibc
@@ -167,11 +207,26 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 		      struct fuzz_geom *g, const struct op_seq **out)
 {
 	struct fuzz_input in;
-	struct op prefix[2];
+	struct op prefix[GEOM_PREFIX_MAX];
+	struct rig *r;
 	unsigned n;
 
 	fuzz_split(data, size, &in);
 	geom_from_header(kind, in.hdr, g);
+	r = rig_get(g->preset);
+	/* the swarm draw's mount options: the rig's filesystem made anew
+	 * when they differ from the last input's (check_new_round) */
+	if (strcmp(r->round_mount, g->swarm.mount)) {
+		int used = 0;
+
+		if (check_new_round(r->c, "", g->swarm.mount, &used))
+			fuzz_die("resetting the rig for mount options '%s' failed",
+				 g->swarm.mount);
+		if (!used) /* refused: the input runs without them */
+			g->swarm.mount[0] = 0;
+		snprintf(r->round_mount, sizeof(r->round_mount), "%s",
+			 g->swarm.mount);
+	}
 	op_seq_clear(&input_seq);
 	n = geom_prefix_ops(g, prefix);
 	for (unsigned i = 0; i < n; i++)
@@ -180,7 +235,7 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 	if (op_bin_decode(in.ops, in.ops_len, &g->op, &input_seq))
 		fuzz_die("out of memory decoding %zu bytes", in.ops_len);
 	*out = &input_seq;
-	return rig_get(g->preset);
+	return r;
 }
 
 struct rig *rig_get(unsigned preset)

@@ -30,6 +30,7 @@ struct rig {
 	struct devtrack *dt[TARGET_MAX];
 	struct devtrack *rtdt[TARGET_MAX]; /* realtime devices (or NULL)   */
 	struct op_seq meta;           /* header for failure logs            */
+	char round_mount[64];         /* the swarm mount options it has now */
 };
 
 /*

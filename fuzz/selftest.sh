@@ -2,6 +2,8 @@
 # fuzz/selftest.sh - the fuzz targets' tests, for CI (ci/test) and by hand.
 #
 #   fuzz/selftest.sh [--quick] [--smoke SECONDS] [--no-oss] [--no-afl]
+#                    [--catch [SECONDS] | --catch-only [SECONDS]]
+#                    [--catch-seed N] [--catch-pairs T:BUG,...]
 #
 # Stages (each says ok or FAILED; the exit status is the number failed):
 #   1. build: `make fuzz` (libFuzzer, AFL++, replay programs; without
@@ -20,6 +22,32 @@
 #   5. OSS-Fuzz: build.sh under the OSS-Fuzz contract (clang, ASan,
 #      libFuzzer) into a scratch $OUT, which must hold every target with
 #      its seed corpus, dictionary and options; each runs its seeds
+#   6. catch (--catch): every target must find the planted bugs that
+#      concern it.  `make fuzz-planted` builds the targets with
+#      -DFSO_PLANTED into $O/fuzz/planted/ (no sanitizers: the bugs are
+#      the checker's findings); FSO_PLANT=BUG picks one bug per run
+#      (fuzz/plant.h): a bug in each seed path's optimized twin
+#      (ref/plant.h), the model's planted bugs (harness/target_planted.c)
+#      and the zoned_planted suite's two (props/suite_zoned.c).  For each
+#      pair below, the seeds that already fail are set aside first (the
+#      finding must be the fuzzer's), then libFuzzer runs from the rest of
+#      corpus/T/ with the target's dictionary, options and our custom
+#      mutator until the first failure or SECONDS (60), two pairs at a
+#      time.  A failure counts only if the same input passes without the
+#      bug.  The table gives each pair's seeds set aside, time to first
+#      failure (MISSED past the cap, which fails the stage), executions
+#      and what the checker saw.  --catch-seed N is libFuzzer's -seed (1);
+#      --catch-pairs runs only the pairs named; --catch-only builds the
+#      planted flavour and runs this stage alone.
+#        diff   every engine bug and every model bug
+#        crash  the same but rt_truncate (its presets have no realtime
+#               device)
+#        zoned  append_location, model_capacity
+#        image  none: it runs no model, and its ops (16, on plain files,
+#               no journal-data, compression, delalloc, reflink or
+#               realtime device) reach no optimized twin but the page
+#               cache's, whose bug lives in memory, where it checks
+#               nothing (fsck runs on the image after unmount)
 # --quick runs stages 1-2 only; --no-afl and --no-oss leave out stages
 # 4 and 5.  Every flavour this machine has the tools for is built all
 # the same (so they stay warning-free).
@@ -27,14 +55,22 @@
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-out}
-smoke=10 quick=0 oss=1 afl=1
+smoke=10 quick=0 oss=1 afl=1 catch=0 catch_cap=60 catch_seed=1 catch_only=0
+catch_pairs=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1; shift ;;
 	--smoke) smoke=$2; shift 2 ;;
 	--no-oss) oss=0; shift ;;
 	--no-afl) afl=0; shift ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	--catch|--catch-only)
+		catch=1
+		[ "$1" = --catch-only ] && catch_only=1
+		shift
+		case "${1:-}" in [0-9]*) catch_cap=$1; shift ;; esac ;;
+	--catch-seed) catch_seed=$2; shift 2 ;;
+	--catch-pairs) catch_pairs=$(echo "$2" | tr ',' ' '); shift 2 ;;
+	-h|--help) sed -n '2,54p' "$0"; exit 0 ;;
 	*) echo "selftest: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -82,6 +118,128 @@ finding() {
 	"$O"/fuzz/replay/"$1" --describe "$2" | sed 's/^/    /'
 	return 1
 }
+
+# ---- stage 6: the planted bugs each target must find ----
+
+# The pairs: target, then the planted bugs that concern it (see the top).
+engine_bugs="rt_truncate pagecache_truncate cow_end forget delalloc_cap"
+model_bugs="trunc_tail punch_short zero_keep_size collapse_eio audit_unlink"
+all_pairs() {
+	local b
+	for b in $engine_bugs $model_bugs; do echo "diff:$b"; done
+	for b in $engine_bugs $model_bugs; do
+		[ "$b" = rt_truncate ] || echo "crash:$b"
+	done
+	echo zoned:append_location zoned:model_capacity
+}
+
+# catch_pair T BUG: one pair, into $tmp/catch/T-BUG/ and its .res line:
+# status, seeds set aside, seeds, seconds, executions, what was seen
+catch_pair() {
+	local t=$1 b=$2 d=$tmp/catch/$1-$2 bin=$O/fuzz/planted/$1
+	local files=() rest=() f bad past aside=0 total t0 t1 rc art what execs
+	mkdir -p "$d/corpus" "$d/aside" "$d/art"
+	cp corpus/"$t"/* "$d/corpus/"
+	total=$(ls "$d/corpus" | wc -l)
+	# Seeds that fail with the bug are set aside: each run stops at the
+	# first that fails, named by the "Running:" line before it.
+	files=("$d"/corpus/*)
+	while [ "${#files[@]}" -gt 0 ]; do
+		FSO_PLANT=$b "$bin" "${files[@]}" > "$d/aside.log" 2>&1 && break
+		bad=$(grep -a '^Running: ' "$d/aside.log" | tail -1 | cut -c10-)
+		if [ -z "$bad" ] || ! [ -f "$bad" ]; then
+			echo "ERROR $aside $total - - the seeds did not run" > "$d.res"
+			return
+		fi
+		mv "$bad" "$d/aside/"
+		aside=$((aside + 1))
+		rest=() past=0
+		for f in "${files[@]}"; do # the ones after it have not run
+			[ "$past" -eq 1 ] && rest+=("$f")
+			[ "$f" = "$bad" ] && past=1
+		done
+		files=("${rest[@]}")
+	done
+	t0=$(date +%s%N)
+	FSO_PLANT=$b timeout $((catch_cap + 60)) "$bin" -seed="$catch_seed" \
+		-max_total_time="$catch_cap" -max_len="$(opt "$t" max_len)" \
+		-timeout="$(opt "$t" timeout)" -rss_limit_mb="$(opt "$t" rss_limit_mb)" \
+		-dict="fuzz/$t.dict" -artifact_prefix="$d/art/" -print_final_stats=1 \
+		"$d/corpus" > "$d/fuzz.log" 2>&1
+	rc=$?
+	t1=$(date +%s%N)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$d/fuzz.log" | tail -1)
+	art=$(ls "$d"/art/* 2>/dev/null | head -1)
+	if [ -z "$art" ]; then
+		echo "MISSED $aside $total - ${execs:--} rc $rc" > "$d.res"
+		return
+	fi
+	what=$(grep -a -m1 -E '^fsoracle fuzz: |^==[0-9]+==ERROR' "$d/fuzz.log" |
+		sed -e 's/^fsoracle fuzz: [a-z]*: //' -e 's/ after .*//' \
+		    -e 's/^==[0-9]*==ERROR: //' | cut -c1-48)
+	# The finding must be the planted bug's: without it, the input passes.
+	if ! FSO_PLANT=none "$bin" "$art" > "$d/unplanted.log" 2>&1; then
+		mkdir -p "$O"/fuzz/findings
+		f=$O/fuzz/findings/$t-$(sha1sum < "$art" | cut -c1-12)
+		cp "$art" "$f"
+		echo "REAL $aside $total - ${execs:--} fails without the bug too" \
+			"(kept as $f): $what" > "$d.res"
+		return
+	fi
+	echo "CAUGHT $aside $total $(( (t1 - t0) / 100000000 )) ${execs:--} $what" > "$d.res"
+}
+
+catch_stage() {
+	local pairs p t b n=0 rc=0 st aside total ds execs what secs
+	local cj=$jobs   # pairs at a time: one a core
+	stage "catch: the planted bugs, libFuzzer from each seed corpus, cap ${catch_cap} s (seed $catch_seed)"
+	if ! command -v clang >/dev/null; then
+		echo "--- catch: skipped: no clang, so no libFuzzer targets"
+		return
+	fi
+	if ! make -s -j"$jobs" O="$O" fuzz-planted > "$tmp/planted-build.log" 2>&1; then
+		tail -20 "$tmp/planted-build.log"
+		tally catch 1
+		return
+	fi
+	echo "  built $O/fuzz/planted/ ($((SECONDS - started)) s)"
+	pairs=${catch_pairs:-$(all_pairs | xargs)}
+	rm -rf "$tmp/catch"
+	mkdir -p "$tmp/catch"
+	for p in $pairs; do
+		t=${p%%:*} b=${p#*:}
+		[ -x "$O/fuzz/planted/$t" ] || { echo "  no planted build of '$t'"; rc=1; continue; }
+		while [ "$(jobs -rp | wc -l)" -ge "$cj" ]; do wait -n; done
+		catch_pair "$t" "$b" &
+	done
+	wait
+	printf '  %-6s %-19s %-12s %-15s %-7s %s\n' target bug "seeds aside" \
+		"first failure" execs "what the checker saw"
+	for p in $pairs; do
+		t=${p%%:*} b=${p#*:}
+		[ -f "$tmp/catch/$t-$b.res" ] || continue
+		read -r st aside total ds execs what < "$tmp/catch/$t-$b.res"
+		case "$st" in
+		CAUGHT) secs="$((ds / 10)).$((ds % 10)) s" ;;
+		*) secs=$st; rc=1 ;;
+		esac
+		printf '  %-6s %-19s %-12s %-15s %-7s %s\n' "$t" "$b" \
+			"$aside of $total" "$secs" "$execs" "$what"
+		n=$((n + 1))
+		if [ "$st" != CAUGHT ]; then
+			tail -5 "$tmp/catch/$t-$b/fuzz.log" 2>/dev/null | sed 's/^/    /'
+		fi
+	done
+	tally "catch ($n pairs)" "$rc"
+}
+
+if [ "$catch_only" -eq 1 ]; then
+	started=$SECONDS
+	catch_stage
+	echo
+	echo "fuzz selftest: $passed passed, $failed failed"
+	exit "$failed"
+fi
 
 stage "build"
 if [ "$have_afl" -eq 1 ]; then
@@ -187,6 +345,10 @@ if [ "$quick" -eq 0 ] && [ "$oss" -eq 1 ]; then
 			{ rc=1; grep -a -E '^(fsoracle|  [a-z]|SUMMARY)' "$tmp/oss-$t.log" | head -5; }
 	done
 	tally oss-fuzz "$rc"
+fi
+
+if [ "$catch" -eq 1 ]; then
+	catch_stage
 fi
 
 echo

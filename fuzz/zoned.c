@@ -38,6 +38,11 @@
 #include "fuzz/fuzz.h"
 #include "harness/zone_rules.h"
 #include "hw/hw.h"
+#ifdef FSO_PLANTED
+#include "fuzz/plant.h"
+
+static const char *planted; /* FSO_PLANT's zoned bug, or NULL */
+#endif
 
 #define ZOPS_MAX 256
 
@@ -87,6 +92,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	if (buf_a)
 		return 0;
+#ifdef FSO_PLANTED
+	plant_setup("zoned", &planted);
+#endif
 	buf_len = ZRULES_MAX_ZONES * (32u << 10) + 4096;
 	buf_a = malloc(buf_len);
 	buf_b = malloc(buf_len);
@@ -141,6 +149,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	zrules_spec(&cfg, spec, sizeof(spec));
 	if (hw_open(spec, &dev, err, sizeof(err)))
 		fuzz_die("zoned: cannot open %s: %s", spec, err);
+#ifdef FSO_PLANTED
+	/* planted model_capacity: the rules take the zone size for it */
+	if (planted && !strcmp(planted, "model_capacity")) {
+		struct zrules_cfg mc = cfg;
+
+		mc.capacity = mc.zone_size;
+		if (zrules_init(&m, &mc))
+			fuzz_die("zoned: out of memory");
+	} else
+#endif
 	if (zrules_init(&m, &cfg))
 		fuzz_die("zoned: out of memory");
 	devsize = (uint64_t)cfg.nr_zones * cfg.zone_size;
@@ -191,6 +209,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			a = hw_zone_append(dev, zone, buf_w, (size_t)len,
 					   (r[2] & 1) ? HW_FUA : 0, &at_dev);
 			b = zrules_append(&m, zone, buf_w, (size_t)len, &at_mod);
+#ifdef FSO_PLANTED
+			/* planted append_location: a sector late once the zone
+			 * holds data */
+			if (!a && planted && !strcmp(planted, "append_location") &&
+			    at_dev != zs)
+				at_dev += 512;
+#endif
 			if (!a && !b && at_dev != at_mod)
 				fuzz_die("zoned: op %u (%s): appended at +%llu on "
 					 "the device, +%llu in the model", opno, what,
