@@ -97,6 +97,37 @@ TEST(swarm_keeps_given_bounds_and_exclusions)
 	CHECK_EQ(t.round_attrs, OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS);
 }
 
+/* A round draws no option the user gave: theirs apply, the header says so. */
+TEST(swarm_draws_no_option_the_user_gave)
+{
+	struct gen_cfg cfg = { .seed = 5, .swarm = 1, .swarm_compress = 1,
+			       .mkfs = "maxrecs=4",
+			       .mount = "pagecache=16,delalloc,data=journal" };
+	struct gen_cfg open_cfg = cfg;
+	unsigned with_mount = 0, with_mkfs = 0;
+	struct gen g;
+
+	CHECK_OK(gen_init(&g, &cfg));
+	for (unsigned r = 0; r < ROUNDS; r++, gen_new_round(&g)) {
+		CHECK_MSG(!strstr(g.round.mount, "delalloc") &&
+			  !strstr(g.round.mount, "data="), "round %u: %s", r,
+			  g.round.mount);
+		CHECK_MSG(!g.round.mkfs[0], "round %u: %s", r, g.round.mkfs);
+		with_mount += g.round.mount[0] != 0; /* compress=zstd is open */
+	}
+	CHECK(with_mount > 0);
+	/* without them, the same seed draws those options */
+	open_cfg.mkfs = open_cfg.mount = NULL;
+	with_mount = 0;
+	CHECK_OK(gen_init(&g, &open_cfg));
+	for (unsigned r = 0; r < ROUNDS; r++, gen_new_round(&g)) {
+		with_mount += strstr(g.round.mount, "delalloc") != NULL;
+		with_mkfs += g.round.mkfs[0] != 0;
+	}
+	CHECK(with_mount > 0);
+	CHECK(with_mkfs > 0);
+}
+
 static int same_stream(const struct gen_cfg *a, const struct gen_cfg *b,
 		       unsigned rounds)
 {
