@@ -388,6 +388,14 @@ uint64_t alloc_data_usable(const struct ref_fs *fs)
 	return usable > META_RESERVE ? usable - META_RESERVE : 0;
 }
 
+uint64_t alloc_rt_usable(const struct ref_fs *fs)
+{
+	if (fs->zoned)
+		return zoned_free_blocks(fs);
+	return fs->rt_free > fs->rt_busy.units ?
+	       (fs->rt_free - fs->rt_busy.units) * fs->rtx : 0;
+}
+
 /* Blocks of device rt (0: data, 1: realtime) that delalloc pages hold
  * reserved: every allocation but their own writeback's leaves them (and
  * zone reclaim's, which moves live data and frees as much). */
@@ -413,11 +421,7 @@ static uint64_t rt_room(const struct ref_fs *fs)
 
 	if (!keep)
 		return UINT64_MAX;
-	if (fs->zoned)
-		have = zoned_free_blocks(fs);
-	else
-		have = fs->rt_free > fs->rt_busy.units ?
-		       (fs->rt_free - fs->rt_busy.units) * fs->rtx : 0;
+	have = alloc_rt_usable(fs);
 	return have > keep ? have - keep : 0;
 }
 
@@ -471,7 +475,7 @@ int alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		   uint64_t *start, uint64_t *len)
 {
-	uint64_t n = maxlen / fs->rtx, at, got;
+	uint64_t n = maxlen / fs->rtx, at, got, room;
 	int err;
 
 	if (fs->rdonly)
@@ -480,8 +484,9 @@ int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		return -EINVAL;
 	if (alloc_data_usable(fs) == 0)
 		return -ENOSPC;
-	if (n > rt_room(fs) / fs->rtx)
-		n = rt_room(fs) / fs->rtx;
+	room = rt_room(fs) / fs->rtx;
+	if (n > room)
+		n = room;
 	if (n == 0)
 		return -ENOSPC;
 	if (n > fs->maxext / fs->rtx)

@@ -152,12 +152,8 @@ static uint64_t da_room(const struct ref_fs *fs, const struct ref_inode *ip)
 	uint64_t margin = 16 + reserved / 16; /* extent-map blocks */
 
 	if (inode_is_rt(ip)) {
-		uint64_t busy = fs->rt_busy.units;
-
-		have = fs->rt_free > busy ? (fs->rt_free - busy) * fs->rtx : 0;
+		have = alloc_rt_usable(fs);
 		margin = 0;
-		if (fs->zoned)
-			have = zoned_free_blocks(fs);
 		/* the extent maps of rt files live on the data device */
 		if (alloc_data_usable(fs) < 16 + reserved / 16)
 			return 0;

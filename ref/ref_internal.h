@@ -344,6 +344,9 @@ int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 /* Data blocks file data may still take (free, not busy, past the
  * B+tree reserve), delalloc reservations included. */
 uint64_t alloc_data_usable(const struct ref_fs *fs);
+/* rt blocks file data may still take (free, not busy; on a zoned device
+ * not live, less the reclaim reserve), delalloc reservations included. */
+uint64_t alloc_rt_usable(const struct ref_fs *fs);
 bool alloc_has_busy(const struct ref_fs *fs);
 bool alloc_busy_pressure(const struct ref_fs *fs);
 int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
