@@ -16,20 +16,10 @@
 #include <string.h>
 
 #define DT_PAGE 4096u
-/*
- * A restore of more dirty pages than this hands the whole device back
- * with one zero-out instead (mem: frees the memory).  The choice depends
- * on the last input alone, so AFL++ sees the same path for the same input.
- */
-#define DT_RELEASE_PAGES 256u
-/*
- * Pages zeroed by writing stay in memory; once more than this many have
- * been, the next restore gives them all back too.  That choice depends on
- * earlier inputs (a few edges AFL++ may see vary), but without it a
- * process with a hundred rigs would slowly hold every page of every
- * device.
- */
-#define DT_RESIDENT_PAGES 1024u
+
+/* Pages of every tracked device that hold memory (written since their
+ * device was last released whole). */
+static uint64_t resident_total;
 
 struct devtrack {
 	struct hw_ops ops;           /* first: dev->ops points here          */
@@ -41,6 +31,7 @@ struct devtrack {
 	uint64_t *list;              /* dirty page numbers                   */
 	uint64_t nlist;
 	uint64_t *touched;           /* written since the last release       */
+	uint64_t resident;           /* bits set in touched                  */
 };
 
 static const uint8_t zeros[DT_PAGE];
@@ -71,7 +62,11 @@ static void mark(struct devtrack *dt, uint64_t off, uint64_t len)
 	for (uint64_t p = off / DT_PAGE; p <= (off + len - 1) / DT_PAGE; p++) {
 		if (!test_and_set(dt->dirty, p))
 			dt->list[dt->nlist++] = p;
-		/* No branch on this one: it depends on earlier inputs. */
+		/* No branch on these: they depend on earlier inputs. */
+		uint64_t fresh = !(dt->touched[p / 64] & (1ull << (p % 64)));
+
+		dt->resident += fresh;
+		resident_total += fresh;
 		dt->touched[p / 64] |= 1ull << (p % 64);
 	}
 }
@@ -155,39 +150,51 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 	return 0;
 }
 
-/* Pages written since the last release (a constant number of words). */
-static uint64_t resident(const struct devtrack *dt)
-{
-	uint64_t n = 0;
-
-	for (uint64_t w = 0; w < (dt->npages + 63) / 64; w++)
-		n += (uint64_t)__builtin_popcountll(dt->touched[w]);
-	return n;
-}
-
+/*
+ * Zeros (or the baseline) over every page written since the last
+ * restore, by writing them: the pages stay in memory, so the next input
+ * that writes there takes no page fault (under a hypervisor a fault
+ * costs microseconds, far more than clearing the page).  What that
+ * holds in the end is bounded by the caller through devtrack_release.
+ */
 int devtrack_restore(struct devtrack *dt)
 {
 	struct hw_dev *dev = dt->dev;
 	int ret = 0;
 
-	if (!dt->baseline && dt->orig->zero_out &&
-	    (dt->nlist > DT_RELEASE_PAGES || resident(dt) > DT_RESIDENT_PAGES)) {
-		ret = dt->orig->zero_out(dev, 0, hw_size(dev), 0);
-		memset(dt->touched, 0, (size_t)(dt->npages + 63) / 64 * 8);
-	} else {
-		for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
-			uint64_t off = dt->list[i] * DT_PAGE;
-			uint64_t n = hw_size(dev) - off < DT_PAGE ?
-				     hw_size(dev) - off : DT_PAGE;
+	for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
+		uint64_t off = dt->list[i] * DT_PAGE;
+		uint64_t n = hw_size(dev) - off < DT_PAGE ?
+			     hw_size(dev) - off : DT_PAGE;
 
-			ret = dt->orig->write(dev, off, dt->baseline ?
-					      dt->baseline + off : zeros, (size_t)n, 0);
-		}
+		ret = dt->orig->write(dev, off, dt->baseline ?
+				      dt->baseline + off : zeros, (size_t)n, 0);
 	}
 	for (uint64_t i = 0; i < dt->nlist; i++)
 		dt->dirty[dt->list[i] / 64] = 0;
 	dt->nlist = 0;
 	return ret;
+}
+
+int devtrack_release(struct devtrack *dt)
+{
+	int ret;
+
+	if (dt->baseline || !dt->orig->zero_out)
+		return devtrack_restore(dt);
+	ret = dt->orig->zero_out(dt->dev, 0, hw_size(dt->dev), 0);
+	for (uint64_t i = 0; i < dt->nlist; i++)
+		dt->dirty[dt->list[i] / 64] = 0;
+	dt->nlist = 0;
+	memset(dt->touched, 0, (size_t)(dt->npages + 63) / 64 * 8);
+	resident_total -= dt->resident;
+	dt->resident = 0;
+	return ret;
+}
+
+uint64_t devtrack_resident_bytes(void)
+{
+	return resident_total * DT_PAGE;
 }
 
 void devtrack_suspend(struct devtrack *dt)
@@ -220,6 +227,7 @@ void devtrack_detach(struct devtrack *dt)
 	if (!dt)
 		return;
 	dt->dev->ops = dt->orig;
+	resident_total -= dt->resident;
 	free(dt->dirty);
 	free(dt->touched);
 	free(dt->list);

@@ -16,9 +16,11 @@
  * (hw.h's struct hw_ops is public for backends and layers): writes are
  * recorded and forwarded; zero-out and discard of pages still clean are
  * skipped, of dirty pages done by writing zeros (mem:'s madvise costs a
- * TLB shootdown per call).  When an input wrote many pages, or pages
- * zeroed that way pile up, the restore hands the whole device back with
- * one zero-out instead, which frees its memory.
+ * TLB shootdown per call, and the page faults after it cost more).  The
+ * restore writes zeros over the dirty pages, so they stay in memory for
+ * the next input; devtrack_resident_bytes says how much that holds over
+ * every tracked device, and the caller bounds it with devtrack_release,
+ * which hands one whole device back (mem: frees its memory).
  *
  * With a baseline (the image target's template), the starting state is
  * the baseline's bytes: restore copies them back over the dirty pages.
@@ -39,6 +41,15 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 		    struct devtrack **out);
 /* Put back every page written since the last restore.  0 or -errno. */
 int devtrack_restore(struct devtrack *dt);
+/*
+ * The same, by one zero-out of the whole device (a baseline: by writing
+ * it back), so its memory is freed: whatever was written on it since
+ * (mkfs's metadata too) is gone, and the caller makes its filesystem
+ * again.  0 or -errno.
+ */
+int devtrack_release(struct devtrack *dt);
+/* Bytes of pages written on all tracked devices and not released since. */
+uint64_t devtrack_resident_bytes(void);
 /*
  * Step aside while someone needs the device's own vtable (hw.c finds
  * layers by their ops pointer: hw_crash_cut() and friends); writes made

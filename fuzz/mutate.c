@@ -58,10 +58,15 @@ static const uint32_t edge_units[] = {
 };
 #define NEDGE (sizeof(edge_units) / sizeof(edge_units[0]))
 
-/* A scaled value (binary.h): units << 4 | tail index. */
+/*
+ * A scaled value (binary.h): units << 4 | tail index.  Off the edges,
+ * log-uniform up to 1 MiB: short ops are cheap executions, and every
+ * size class is drawn as often as the next.
+ */
 static uint32_t edge_value(struct rng *r)
 {
-	uint32_t units = below(r, 4) ? edge_units[below(r, NEDGE)] : below(r, 2048);
+	uint32_t units = below(r, 4) ? edge_units[below(r, NEDGE)] :
+			 below(r, 1u << below(r, 12));
 	uint32_t tail = below(r, 2) ? 0 : below(r, 16);
 
 	return units << 4 | tail;

@@ -20,10 +20,18 @@
 #define RIG_MODEL_POOL (512u << 10)
 /* Pending writes the crash layer has room for from the start. */
 #define RIG_CRASH_RECORDS 4096u
+/*
+ * Device pages the rigs may keep in memory between inputs (devtrack.h).
+ * Past it, the rigs used longest ago give theirs back and make their
+ * filesystems again: a process fuzzing every preset stays within its
+ * budget, and the presets in use take no page faults.
+ */
+#define RIG_RESIDENT_BYTES (96ull << 20)
 
 static struct rig rigs[2 * GEOM_PRESETS];
 static unsigned nrigs;
 static struct op_seq input_seq; /* the current input's ops, cleared each time */
+static uint64_t inputs;         /* inputs run, for the rigs' last_used */
 #ifdef FSO_PLANTED
 static const char *planted_model; /* FSO_PLANT's model bug, or NULL */
 
@@ -214,6 +222,7 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 	fuzz_split(data, size, &in);
 	geom_from_header(kind, in.hdr, g);
 	r = rig_get(g->preset);
+	r->last_used = ++inputs;
 	/* the swarm draw's mount options: the rig's filesystem made anew
 	 * when they differ from the last input's (check_new_round) */
 	if (strcmp(r->round_mount, g->swarm.mount)) {
@@ -256,25 +265,52 @@ void rig_device_end(struct rig *r)
 	devtrack_resume(r->dt[0]);
 }
 
-void rig_put(struct rig *r)
+/* Each device of r through fn (devtrack_restore or _release), then the
+ * crash layer's flush, so no later cut can undo the zeros. */
+static void rig_devices(struct rig *r, int (*fn)(struct devtrack *))
 {
 	int ret;
 
 	for (int i = 0; i < r->n; i++) {
 		if (!r->dt[i])
 			continue;
-		ret = r->rtdt[i] ? devtrack_restore(r->rtdt[i]) : 0;
+		ret = r->rtdt[i] ? fn(r->rtdt[i]) : 0;
 		if (!ret)
-			ret = devtrack_restore(r->dt[i]);
-		/* A crash layer keeps what is not durable yet: the zeros too,
-		 * unless made durable now, so no later cut can undo them. */
+			ret = fn(r->dt[i]);
 		if (!ret && r->kind == GEOM_CRASH)
 			ret = hw_flush(devtrack_device(r->dt[i]));
 		if (ret)
 			fuzz_die("%s: restoring its device failed: %d",
 				 r->t[i]->name, ret);
 	}
-	ret = check_reset(r->c);
-	if (ret)
-		fuzz_die("%s: reset failed: %d", r->p.targets, ret);
+}
+
+/* The rig other than r that ran an input longest ago, or NULL. */
+static struct rig *rig_oldest(const struct rig *r)
+{
+	struct rig *old = NULL;
+
+	for (unsigned i = 0; i < nrigs; i++)
+		if (&rigs[i] != r && rigs[i].last_used &&
+		    (!old || rigs[i].last_used < old->last_used))
+			old = &rigs[i];
+	return old;
+}
+
+void rig_put(struct rig *r)
+{
+	struct rig *old;
+
+	rig_devices(r, devtrack_restore);
+	if (check_reset(r->c))
+		fuzz_die("%s: reset failed", r->p.targets);
+	/* Over budget: the oldest rigs give their memory back and start
+	 * from a fresh device (their next input sees no difference). */
+	while (devtrack_resident_bytes() > RIG_RESIDENT_BYTES &&
+	       (old = rig_oldest(r))) {
+		rig_devices(old, devtrack_release);
+		old->last_used = 0;
+		if (check_reset(old->c))
+			fuzz_die("%s: reset failed", old->p.targets);
+	}
 }

@@ -31,6 +31,7 @@ struct rig {
 	struct devtrack *rtdt[TARGET_MAX]; /* realtime devices (or NULL)   */
 	struct op_seq meta;           /* header for failure logs            */
 	char round_mount[64];         /* the swarm mount options it has now */
+	uint64_t last_used;           /* input count when it last ran one   */
 };
 
 /*

@@ -76,6 +76,26 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * A length past the geometry wraps into it: its units modulo the room's,
+ * shifted right by its top four bits, with its own tail.  Random bytes
+ * (a fuzzer's havoc, a bit flip in a high byte) so give lengths spread
+ * log-uniformly over 0..lim instead of lim itself almost every time: a
+ * fuzzer buys executions with short ops, and the long ones stay as
+ * reachable as before (every length up to lim decodes as itself).  The
+ * result is representable, and at most lim: lim is a multiple of 512
+ * less a tail, and the tail table is symmetric.
+ *
+ *   v = [ shift:4 | units:24 | tail:4 ]   (bits 31..28 | 27..4 | 3..0)
+ */
+static uint64_t fold_len(uint32_t v, uint64_t lim)
+{
+	uint64_t units = ((v >> TAIL_BITS) % (lim / 512 + 1)) >> (v >> 28);
+	uint64_t len = units * 512 + tails[v & 15];
+
+	return len <= lim ? len : units ? (units - 1) * 512 + tails[v & 15] : 0;
+}
+
 /* Decode one full record (already padded). */
 static void decode_record(const uint8_t *r, const struct op_geom *g,
 			  struct op *op)
@@ -104,7 +124,8 @@ static void decode_record(const uint8_t *r, const struct op_geom *g,
 
 		if (ki->uses & OP_USE_ARG)
 			lim = min64(lim, g->max_file - op->arg);
-		op->len = min64(op->len, lim);
+		if (op->len > lim)
+			op->len = fold_len(le32(r + 8), lim);
 	}
 }
 
