@@ -168,6 +168,7 @@ int cmd_run(int argc, char **argv)
 	int have_seed = 0, quiet = 0, no_swarm = 0, n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle run";
+	tune_heap();
 	if (wants_help(argc, argv)) {
 		print_usage(stdout);
 		return 0;

@@ -26,5 +26,7 @@ int wants_help(int argc, char **argv);
 int arg_u64(const char *s, uint64_t *out);
 /* Seconds on the monotonic clock, for elapsed times. */
 double mono_seconds(void);
+/* Keep freed heap memory for reuse (soaks allocate and free in waves). */
+void tune_heap(void);
 
 #endif
