@@ -186,6 +186,17 @@ if mnt_up "$m" -m reflink=1 mem:64m; then
 	check "clean unmount" mnt_down "$m"
 fi
 
+# --- a realtime device: +r on an empty file puts its data there
+if mnt_up "$m" --rtdev mem:64m -m rtextsize=16k mem:64m; then
+	: >"$m/r"
+	setfattr -n user.fsoracle.flags -v +r "$m/r"
+	xfs_io -c "pwrite -S 1 5000 3000" "$m/r" >/dev/null
+	expect_grep "$m/.fsoracle/counters" '^rt_extents_allocated = 1$' "one 16k rt extent"
+	setfattr -n user.fsoracle.flags -v -r "$m/r" 2>"$tmp/out"
+	expect_grep "$tmp/out" 'Invalid argument' "-r on a file with blocks: EINVAL, as XFS"
+	check "clean unmount" mnt_down "$m"
+fi
+
 # --- the host target through the kernel: engine, host:MNT, model agree
 if mnt_up "$m" mem:64m; then
 	expect_status 0 "run engine,host:MNT,model ($OPS ops)" -- "$FSO" run -q --seed 17 \
