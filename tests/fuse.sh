@@ -194,6 +194,16 @@ if mnt_up "$m" --rtdev mem:64m -m rtextsize=16k mem:64m; then
 	expect_grep "$m/.fsoracle/counters" '^rt_extents_allocated = 1$' "one 16k rt extent"
 	setfattr -n user.fsoracle.flags -v -r "$m/r" 2>"$tmp/out"
 	expect_grep "$tmp/out" 'Invalid argument' "-r on a file with blocks: EINVAL, as XFS"
+	: >"$m/x"
+	xfs_io -c "chattr +r" -c "lsattr -v" "$m/x" >"$tmp/out" 2>&1
+	expect_grep "$tmp/out" '^\[realtime\]' "xfs_io chattr +r sets the realtime flag"
+	check "which the xattr shows" [ "$(getfattr --absolute-names --only-values -n user.fsoracle.flags "$m/x")" = "+r" ]
+	chattr +j "$m/x" 2>"$tmp/out"
+	expect_grep "$tmp/out" 'Invalid argument' "chattr +j on a realtime file: EINVAL"
+	xfs_io -c "chattr -r" "$m/x" && chattr +j "$m/x"
+	lsattr "$m/x" >"$tmp/out"
+	expect_grep "$tmp/out" '^-*j-* ' "chattr +j, as lsattr reads it"
+	check "chattr +A: not supported" sh -c "! chattr +A '$m/x' 2>/dev/null"
 	check "clean unmount" mnt_down "$m"
 fi
 

@@ -17,7 +17,8 @@
  *
  * File flags (chattr +r/+j/+c/+o of `fsoracle io`) travel as the
  * extended attribute user.fsoracle.flags: set "+o" or "-j+c", read back
- * the set ones ("+o").  O_DIRECT opens bypass the kernel's page cache
+ * the set ones ("+o"); chattr(1)'s +j and +c and xfs_io's chattr +r
+ * reach them too, through the inode-flag ioctls.  O_DIRECT opens bypass the kernel's page cache
  * (FUSE direct_io), so a direct write is one engine write.  The kernel
  * page cache of a file is dropped at every open (no kernel_cache), so a
  * read after reopening reaches the engine.
@@ -55,10 +56,11 @@ static const char usage[] =
 "write (O_DIRECT: straight to the engine), truncate, unlink, rename,\n"
 "stat, statfs, fsync, fdatasync, fallocate (allocate, keep-size, punch,\n"
 "zero range), copy_file_range (a clone on a reflink=1 filesystem when\n"
-"the range is block-aligned), lseek SEEK_DATA/SEEK_HOLE.  FUSE passes no\n"
-"collapse or insert range, no FICLONE, FIEMAP or other ioctl (ENOTTY or\n"
-"EOPNOTSUPP); directories, links, device nodes: EPERM; chmod, chown:\n"
-"EPERM (no owners or modes are kept); times are the mount's.\n"
+"the range is block-aligned), lseek SEEK_DATA/SEEK_HOLE, the inode-flag\n"
+"ioctls (chattr +j +c, xfs_io chattr +r).  FUSE passes no collapse or\n"
+"insert range, FICLONE or FIEMAP (EOPNOTSUPP); other ioctls: ENOTTY;\n"
+"directories, links, device nodes: EPERM; chmod, chown: EPERM (no owners\n"
+"or modes are kept); times are the mount's.\n"
 "\n"
 "  MOUNTPOINT/.fsoracle/counters  the work counters (name = value lines)\n"
 "  MOUNTPOINT/.fsoracle/reset     write anything: counters back to zero\n"
@@ -67,7 +69,8 @@ static const char usage[] =
 "  xattr user.fsoracle.flags      file flags: +r realtime, +j journal\n"
 "                                 data, +c compress, +o always COW\n"
 "                                 (reflink=1); set '+o' or '-j', read\n"
-"                                 back the set ones\n"
+"                                 back the set ones (+o only here; the\n"
+"                                 others also by chattr and xfs_io)\n"
 "\n"
 "  -f        stay in the foreground\n"
 "  -o OPTS   engine mount options, as `fsoracle io -o`: ro, cache=N,\n"
@@ -102,6 +105,7 @@ int cmd_mount(int argc, char **argv)
 #include <fuse.h>
 #include <inttypes.h>
 #include <linux/falloc.h>
+#include <linux/fs.h>
 #include <time.h>
 
 #include "tools/mount_ctl.h"
@@ -688,11 +692,76 @@ static int op_rmdir(const char *path)
 	return classify(path, &name) == N_FILE ? -ENOTDIR : -EPERM;
 }
 
+/*
+ * The inode-flag ioctls the kernel turns chattr and xfs_io's chattr into
+ * (FS_IOC_[GS]ETFLAGS, FS_IOC_FS[GS]ETXATTR): +j and +c are ext4's
+ * journal-data and compress flags, xfs_io's +t (realtime) is XFS's;
+ * always-COW has no such flag and lives in the xattr only.  Bits that
+ * one ioctl cannot express are left as they are; any other bit asked
+ * for is -EOPNOTSUPP.  Every other ioctl: -ENOTTY.
+ */
+#define FSFLAGS_OURS (FS_JOURNAL_DATA_FL | FS_COMPR_FL)
+
+static uint32_t ref_from_fsflags(unsigned f)
+{
+	return ((f & FS_JOURNAL_DATA_FL) ? REF_FLAG_JOURNAL_DATA : 0) |
+	       ((f & FS_COMPR_FL) ? REF_FLAG_COMPRESS : 0);
+}
+
+static int flags_ioctl(uint64_t ino, unsigned int cmd, void *data)
+{
+	struct ref_fs *fs = mnt()->fs;
+	struct fsxattr *fx = data;
+	unsigned *word = data;
+	struct ref_stat st;
+	uint32_t want, mask;
+	int err = ref_stat(fs, ino, &st);
+
+	if (err)
+		return err;
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+		*word = ((st.flags & REF_FLAG_JOURNAL_DATA) ? FS_JOURNAL_DATA_FL : 0) |
+			((st.flags & REF_FLAG_COMPRESS) ? FS_COMPR_FL : 0);
+		return 0;
+	case FS_IOC_FSGETXATTR:
+		memset(fx, 0, sizeof(*fx));
+		fx->fsx_xflags = (st.flags & REF_FLAG_REALTIME) ? FS_XFLAG_REALTIME : 0;
+		fx->fsx_nextents = (uint32_t)st.nextents;
+		return 0;
+	case FS_IOC_SETFLAGS:
+		if (*word & ~(unsigned)FSFLAGS_OURS)
+			return -EOPNOTSUPP;
+		want = ref_from_fsflags(*word);
+		mask = REF_FLAG_JOURNAL_DATA | REF_FLAG_COMPRESS;
+		break;
+	case FS_IOC_FSSETXATTR:
+		if (fx->fsx_xflags & ~(unsigned)FS_XFLAG_REALTIME)
+			return -EOPNOTSUPP;
+		want = (fx->fsx_xflags & FS_XFLAG_REALTIME) ? REF_FLAG_REALTIME : 0;
+		mask = REF_FLAG_REALTIME;
+		break;
+	default:
+		return -ENOTTY;
+	}
+	return ref_set_flags(fs, ino, want & ~st.flags & mask,
+			     st.flags & ~want & mask);
+}
+
 static int op_ioctl(const char *path, unsigned int cmd, void *arg,
 		    struct fuse_file_info *fi, unsigned int flags, void *data)
 {
-	(void)path, (void)cmd, (void)arg, (void)fi, (void)flags, (void)data;
-	return -ENOTTY;
+	uint64_t ino;
+	int err;
+
+	(void)arg;
+	if (flags & FUSE_IOCTL_COMPAT)
+		return -ENOTTY;
+	if (cmd != FS_IOC_GETFLAGS && cmd != FS_IOC_SETFLAGS &&
+	    cmd != FS_IOC_FSGETXATTR && cmd != FS_IOC_FSSETXATTR)
+		return -ENOTTY;
+	err = ino_of(path, fi, &ino);
+	return err ? err : flags_ioctl(ino, cmd, data);
 }
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
