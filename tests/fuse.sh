@@ -239,8 +239,11 @@ if mnt_up "$m" "file:$img"; then
 	xfs_io -f -c "pwrite -S 0x11 0 64k" "$m/unsynced" >/dev/null
 	kill -KILL "$srv"
 	wait "$srv" 2>/dev/null
+	expect_status 2 "mount over the dead mount" -- "$FSO" mount "file:$img" "$m"
+	expect_grep "$tmp/err" 'fusermount3 -u' "says how to clear it"
 	fusermount3 -u "$m" 2>/dev/null
 	if mnt_up "$m" "file:$img"; then
+		expect_grep "$m/.fsoracle/counters" '^recovered_txns = [1-9]' "the mount recovered the journal"
 		check "fsynced bytes survive the kill" sh -c \
 			"head -c 262144 '$m/synced' | tail -c 258048 | tr -d 'Z' | wc -c | grep -qx 0"
 		check "the first block: before or after the unsynced write" sh -c \
