@@ -161,6 +161,19 @@ if mnt_up "$m" mem:64m; then
 	check "clean unmount" mnt_down "$m"
 fi
 
+# --- compressed delalloc writeback under the mount: same bytes, and the
+#     engine compressed them; SEEK_DATA sees delayed data
+if mnt_up "$m" -o compress=zstd mem:64m; then
+	echo 1 >"$m/.fsoracle/reset"
+	same_as_io "compressed writeback" -c "pwrite -S 0x41 0 256k" -c fsync \
+		-c "pwrite -S 0x42 1000 10" -c "pread -v 262000 200" -c "pread -v 900 200"
+	expect_grep "$m/.fsoracle/counters" '^compressed_extents = [1-9]' "the mount compressed"
+	rm -f "$m/s"
+	xfs_io -f -c "truncate 1m" -c "pwrite -S 1 64k 4k" -c "seek -d 0" "$m/s" >"$tmp/out" 2>&1
+	expect_grep "$tmp/out" '^DATA[[:space:]]+65536$' "SEEK_DATA finds delayed data"
+	check "clean unmount" mnt_down "$m"
+fi
+
 # --- counters, reset, paths, file flags
 if mnt_up "$m" -m reflink=1 mem:64m; then
 	check ".fsoracle is not in readdir" sh -c "! ls -a '$m' | grep -q fsoracle"
