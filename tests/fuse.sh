@@ -246,6 +246,11 @@ if mnt_up "$m" "file:$img"; then
 	check "SIGTERM: nothing left mounted" sh -c "! grep -q ' $m fuse' /proc/mounts"
 	expect_status 0 "fsck after SIGTERM" -- "$FSO" fsck "file:$img"
 fi
+if mnt_up "$m" -o ro "file:$img"; then
+	check "ro: the bytes are there" cmp -s "$tmp/a" "$m/kept"
+	check "ro: writes refused" sh -c "! echo x 2>/dev/null >'$m/new'"
+	check "ro: clean unmount" mnt_down "$m"
+fi
 if mnt_up "$m" "file:$img"; then
 	xfs_io -f -c "pwrite -S 0x5a 0 256k" -c fsync "$m/synced" >/dev/null
 	xfs_io -c "pwrite -S 0x6b 256k 256k" -c "pwrite -S 0x7c 0 4k" "$m/synced" >/dev/null

@@ -838,8 +838,9 @@ static int check_mountpoint(const char *dir)
 	return 0;
 }
 
-/* libfuse prints its own line on failure; say ours after it. */
-static int serve(struct mnt *m, const char *dir, int foreground)
+/* libfuse prints its own line on failure; say ours after it.  An
+ * engine mounted read-only is a read-only mount for the kernel too. */
+static int serve(struct mnt *m, const char *dir, int foreground, int rdonly)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se;
@@ -848,7 +849,8 @@ static int serve(struct mnt *m, const char *dir, int foreground)
 
 	if (fuse_opt_add_arg(&args, "fsoracle-mount") ||
 	    fuse_opt_add_arg(&args, "-o") ||
-	    fuse_opt_add_arg(&args, "fsname=fsoracle,subtype=fsoracle")) {
+	    fuse_opt_add_arg(&args, rdonly ? "fsname=fsoracle,subtype=fsoracle,ro" :
+					     "fsname=fsoracle,subtype=fsoracle")) {
 		fuse_opt_free_args(&args);
 		return EXIT_IO;
 	}
@@ -929,7 +931,12 @@ int cmd_mount(int argc, char **argv)
 	m.uid = getuid();
 	m.gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &m.t0);
-	rc = serve(&m, dir, foreground);
+	{
+		struct ref_mount_opts mo = { 0 };
+
+		ref_parse_mount_opts(env.mount, &mo, err, sizeof(err)); /* valid: the engine took it */
+		rc = serve(&m, dir, foreground, !!(mo.flags & REF_MOUNT_RDONLY));
+	}
 	target_list_close(&m.t, 1); /* unmount: a file: image is left clean */
 	return rc;
 }
