@@ -934,7 +934,8 @@ int cmd_mount(int argc, char **argv)
 	{
 		struct ref_mount_opts mo = { 0 };
 
-		ref_parse_mount_opts(env.mount, &mo, err, sizeof(err)); /* valid: the engine took it */
+		/* valid: the engine took it */
+		ref_parse_mount_opts(env.mount, &mo, err, sizeof(err));
 		rc = serve(&m, dir, foreground, !!(mo.flags & REF_MOUNT_RDONLY));
 	}
 	target_list_close(&m.t, 1); /* unmount: a file: image is left clean */
