@@ -18,8 +18,9 @@
  * File flags (chattr +r/+j/+c/+o of `fsoracle io`) travel as the
  * extended attribute user.fsoracle.flags: set "+o" or "-j+c", read back
  * the set ones ("+o"); chattr(1)'s +j and +c and xfs_io's chattr +r
- * reach them too, through the inode-flag ioctls.  O_DIRECT opens bypass the kernel's page cache
- * (FUSE direct_io), so a direct write is one engine write.  The kernel
+ * reach them too, through the inode-flag ioctls.  O_DIRECT opens bypass
+ * the kernel's page cache (FUSE direct_io), so a direct write reaches the
+ * engine as the caller made it.  The kernel
  * page cache of a file is dropped at every open (no kernel_cache), so a
  * read after reopening reaches the engine.
  *
