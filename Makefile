@@ -36,6 +36,17 @@ CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := $(SANF) $(EXTRA_LDFLAGS)
 LIBS    := -lm $(if $(filter msan,$(SAN)),,-lpmem2 -lzbd -lzstd)
 
+# FUSE (`fsoracle mount`): only the CLI links libfuse3, and only where
+# pkg-config finds it and the build may use external libraries; elsewhere
+# the subcommand is there and says it is unavailable.
+ifeq ($(filter msan,$(SAN))$(findstring FSO_NO_EXTERNAL_LIBS,$(EXTRA_CFLAGS)),)
+  FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+  FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null)
+endif
+ifneq ($(FUSE_LIBS),)
+  FUSE_CFLAGS += -DFSO_HAVE_FUSE
+endif
+
 LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c props/*.c perf/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
@@ -58,9 +69,11 @@ $(O)/libfsoracle.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(O)/obj/tools/cmd_mount.o: CFLAGS_ALL += $(FUSE_CFLAGS)
+
 $(O)/fsoracle: $(TOOL_OBJS) $(O)/libfsoracle.a
 	$(if $(V),,@echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(O)/libfsoracle.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(O)/libfsoracle.a $(LIBS) $(FUSE_LIBS)
 
 $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/test.o $(O)/libfsoracle.a
 	@mkdir -p $(dir $@)

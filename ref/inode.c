@@ -299,6 +299,45 @@ int ref_unlink(struct ref_fs *fs, const char *name)
 }
 
 /*
+ * Rename, as rename(2) without flags: a file already called `to` is
+ * replaced.  One transaction moves the name and makes the replaced file an
+ * unlinked orphan (a cut leaves either the old namespace or the new one);
+ * freeing its blocks follows in as many as it takes, as in unlink.
+ */
+int ref_rename(struct ref_fs *fs, const char *from, const char *to)
+{
+	struct ref_inode *ip, *victim;
+	int err = check_name(from);
+
+	if (!err)
+		err = check_name(to);
+	if (err)
+		return err;
+	if (fs->rdonly)
+		return -EROFS;
+	ip = hash_find(fs, from);
+	if (!ip)
+		return -ENOENT;
+	victim = hash_find(fs, to);
+	if (victim == ip)
+		return 0;
+	if (victim) {
+		inode_hash_remove(fs, victim);
+		victim->flags |= REF_IF_ORPHAN | REF_IF_UNLINKED;
+		err = inode_log(fs, victim);
+		if (err)
+			return err;
+	}
+	inode_hash_remove(fs, ip);
+	snprintf(ip->name, sizeof(ip->name), "%s", to);
+	hash_insert(fs, ip);
+	err = inode_log(fs, ip);
+	if (!err && victim)
+		err = inode_destroy(fs, victim);
+	return err ? err : tx_maybe_roll(fs);
+}
+
+/*
  * Change user-visible inode flags.  The realtime flag moves a file's data
  * to another device, so, as XFS requires, it changes only while the file
  * has no blocks at all (-EINVAL otherwise, and without a realtime device).

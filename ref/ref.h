@@ -179,6 +179,9 @@ void ref_get_paths(const struct ref_fs *fs, uint32_t *naive,
 int ref_create(struct ref_fs *fs, const char *name, uint64_t *ino);
 int ref_lookup(struct ref_fs *fs, const char *name, uint64_t *ino);
 int ref_unlink(struct ref_fs *fs, const char *name);
+/* rename(2) without flags: a file already called `to` is replaced, in the
+ * same transaction that moves the name. */
+int ref_rename(struct ref_fs *fs, const char *from, const char *to);
 typedef int (*ref_dirent_fn)(void *arg, const char *name, uint64_t ino);
 int ref_readdir(struct ref_fs *fs, ref_dirent_fn fn, void *arg);
 

@@ -19,20 +19,7 @@ run() { # run the program, under valgrind if asked
 		"$FSO" "$@"
 	fi
 }
-ok()   { pass=$((pass + 1)); }
-bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_status() { # expect_status WANT DESC -- CMD...
-	local want=$1 desc=$2; shift 3
-	"$@" >"$tmp/out" 2>"$tmp/err"; local got=$?
-	if [ "$got" -eq "$want" ]; then ok; else
-		bad "$desc: exit $got, want $want"; sed 's/^/    /' "$tmp/err" | head -5; fi
-}
-expect_grep() { # expect_grep FILE REGEX DESC
-	if grep -qE -- "$2" "$1"; then ok; else bad "$3: no /$2/ in output"; sed 's/^/    /' "$1" | head -10; fi
-}
-expect_nogrep() {
-	if grep -qE -- "$2" "$1"; then bad "$3: unexpected /$2/"; else ok; fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # --- the issue's example: truncate keeps 0xab up to 4999, nothing past EOF
 expect_status 0 "io example" -- run io mem:64m -c "pwrite -S 0xab 0 1m" \
@@ -103,7 +90,7 @@ expect_status 2 "no device" -- run fsck
 expect_status 4 "not an image" -- run fsck mem:1m
 expect_status 2 "unknown subcommand" -- run frobnicate
 expect_status 2 "bad mkfs option" -- run mkfs -m maxrecs=2 mem:1m
-for c in mkfs fsck io; do
+for c in mkfs fsck io mount; do
 	expect_status 0 "$c --help" -- run "$c" --help
 	expect_grep "$tmp/out" '^usage: fsoracle' "$c --help"
 done

@@ -27,5 +27,6 @@ int cmd_prop(int argc, char **argv);
 int cmd_cutall(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "prop",     cmd_prop,     "property tests: suites, shrinking, seeds (props/)" },
 	{ "cutall",   cmd_cutall,   "power cut at every durability point of the corpus" },
 	{ "perf",     cmd_perf,     "performance oracle: naive vs optimized, counters and time" },
+	{ "mount",    cmd_mount,    "serve the engine as a FUSE filesystem (fio, xfs_io, ...)" },
 	{ "devices",  cmd_devices,  "device specs and layers (mem:, file:, pmem:, zoned:, ...)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
