@@ -68,7 +68,8 @@ lf() { # lf BINDIR T: "EXEC/S RSS_MB", exec/s after the corpus loaded
 		END {
 			if (n == "") { print "died"; exit }
 			t0 = r0 > 0 ? n0 / r0 : 0
-			printf "%d %d\n", total - t0 > 0.5 ? (n - n0) / (total - t0) : n / total, rss
+			rate = (total - t0 > 0.5) ? (n - n0) / (total - t0) : n / total
+			printf "%d %d\n", rate, rss
 		}' "$tmp/lf.log"
 }
 
@@ -106,12 +107,12 @@ echo "fuzz/bench.sh: $secs s per run, $runs runs interleaved," \
      "load at start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
 for r in $(seq 1 "$runs"); do
 	for t in empty $targets; do
-		set -- $(lf "$O/fuzz/libfuzzer" "$t")
+		set -- $(lf "$O/fuzz/libfuzzer" "$t") died
 		[ "$1" = died ] || { echo "$1" >> "$tmp/$t.lfa"; echo "$2" >> "$tmp/$t.lfa.rss"; }
-		set -- $(lf "$O/fuzz/libfuzzer-plain" "$t")
+		set -- $(lf "$O/fuzz/libfuzzer-plain" "$t") died
 		[ "$1" = died ] || { echo "$1" >> "$tmp/$t.lfp"; echo "$2" >> "$tmp/$t.lfp.rss"; }
 		if [ "$have_afl" -eq 1 ]; then
-			set -- $(afl "$t")
+			set -- $(afl "$t") died
 			[ "$1" = died ] || { echo "$1" >> "$tmp/$t.afl"; echo "${2%\%}" >> "$tmp/$t.stab"
 					     echo "${3:-0}" >> "$tmp/$t.afl.rss"; }
 		fi
