@@ -449,6 +449,15 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			return 0;
 		if (up && orig < from && ext_compressed(&e))
 			return compr_partial(fs, ip, orig, "splitting");
+		/*
+		 * Every step below inserts one record (a move deletes and
+		 * inserts under another key, which may land in a full leaf;
+		 * a split inserts its tail).  Without the blocks for it,
+		 * stop before the delete, not after: the records moved so
+		 * far stay moved, none is lost, and the caller gets -ENOSPC.
+		 */
+		if (!bmap_can_insert(fs, ip, 1))
+			return -ENOSPC;
 		if (up && orig < from) {
 			struct ref_extent tail = { from + delta,
 						   e.startblk + (from - orig),
