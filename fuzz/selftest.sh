@@ -284,6 +284,10 @@ elif [ "$quick" -eq 0 ]; then
 		rc=$?
 		grep -a '^#[0-9]*: cov:' "$tmp/smoke/$t.log" | tail -1 | cut -c1-100 |
 			sed 's/^/  /'
+		# the rate, for ci/main's summary: the last report's exec/s
+		echo "  smoke-$t: $(grep -a '^#[0-9]*: cov:' "$tmp/smoke/$t.log" |
+			tail -1 | sed -n 's/.*exec\/s:* \([0-9]*\).*/\1/p') exec/s" \
+			"(libFuzzer + ASan + UBSan, ${smoke} s from the seed corpus)"
 		# With findings, they decide (known ones pass); without, the run.
 		ls "$tmp/smoke/$t/art"/* >/dev/null 2>&1 && rc=0
 		[ "$rc" -eq 0 ] || tail -5 "$tmp/smoke/$t.log" | sed 's/^/    /'
