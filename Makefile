@@ -34,7 +34,7 @@ endif
 
 CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := $(SANF) $(EXTRA_LDFLAGS)
-LIBS    := -lm $(if $(filter msan,$(SAN)),,-lpmem2 -lzbd -lzstd)
+LIBS    := -lm $(if $(filter msan,$(SAN)),,-lpmem2 -lzbd -lzstd -ljson-c)
 
 LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c props/*.c perf/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)

@@ -285,6 +285,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		errmsg("--counters-only and --time-only exclude each other");
 		return EXIT_USAGE;
 	}
+	if ((a->json || a->baseline || a->cmp_old) && !json_available()) {
+		errmsg("%s: this build has no JSON library (built without "
+		       "external libraries, as the MSan build is)", a->json ?
+		       "--json" : a->baseline ? "--baseline" : "--compare");
+		return EXIT_USAGE;
+	}
 	return 0;
 missing:
 	errmsg("%s needs an argument", opt);
