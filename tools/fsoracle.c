@@ -48,7 +48,11 @@ static void usage(FILE *f)
 		"Devices are spec strings: mem:64m, null:64t, file:img,size=1g;\n"
 		"`fsoracle devices` lists every backend and layer.\n"
 		"`fsoracle help COMMAND` (or `fsoracle COMMAND --help`) describes\n"
-		"each command; `fsoracle --version` prints the release.\n");
+		"each command; `fsoracle --version` prints the release.\n"
+		"\n"
+		"Exit status, every command: 0 success, 1 a check failed (see the\n"
+		"command), 2 usage error or bad input, 3 device or I/O error,\n"
+		"4 corrupted image.\n");
 }
 
 static const struct command *find(const char *name)
