@@ -460,10 +460,19 @@ static int xml_well_formed(const char *s, char *why, size_t len)
 	return 1;
 }
 
+static unsigned count_of(const char *s, const char *what)
+{
+	unsigned n = 0;
+
+	for (s = strstr(s, what); s; s = strstr(s + 1, what))
+		n++;
+	return n;
+}
+
 TEST(svg_is_well_formed_and_has_both_twins)
 {
 	struct perf_result r;
-	char *buf = NULL, why[64] = "";
+	char *buf = NULL, why[64] = "", want[96];
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
@@ -477,6 +486,23 @@ TEST(svg_is_well_formed_and_has_both_twins)
 	CHECK(strstr(buf, "&lt;test&gt; &amp; &quot;scenario&quot;"));
 	CHECK(strstr(buf, "<polyline") != NULL);
 	CHECK(strstr(buf, ">8k<") && strstr(buf, ">1m<"));
+	/* every point of both twins is drawn, each its own marker */
+	CHECK_EQ(count_of(buf, "<circle"), count_of(buf, "width=\"6\" height"));
+	CHECK_EQ(count_of(buf, "<circle"), 1 + 2 + 1 + 2); /* legend, panels */
+	/* "work" spans sixteen decades and has a zero: a log axis, a 0 floor;
+	 * "other" is equal in both twins, and the title says so */
+	CHECK(strstr(buf, ">count, log scale<") != NULL);
+	CHECK(strstr(buf, ">0</text>") != NULL);
+	CHECK(strstr(buf, ">other (twins equal)<") != NULL);
+	/* units on both axes; the time panel's verdicts and intervals */
+	CHECK(strstr(buf, ">size (bytes, log scale)<") != NULL);
+	CHECK(strstr(buf, ">ms</text>") != NULL);
+	snprintf(want, sizeof(want), ">%s (p %.2g)<",
+		 perf_verdict_name(r.pts[1].cmp.verdict), r.pts[1].cmp.p);
+	CHECK_MSG(strstr(buf, want) != NULL, "no %s", want);
+	snprintf(want, sizeof(want), ">%.3g [%.3g - %.3g]<", r.pts[1].cmp.ratio,
+		 r.pts[1].cmp.lo, r.pts[1].cmp.hi);
+	CHECK_MSG(strstr(buf, want) != NULL, "no %s", want);
 	/* the checker itself rejects what it must */
 	CHECK(!xml_well_formed("<a><b></a></b>", why, sizeof(why)));
 	CHECK(!xml_well_formed("<a x=1/>", why, sizeof(why)));
