@@ -50,9 +50,10 @@ static void usage(FILE *f)
 		"`fsoracle help COMMAND` (or `fsoracle COMMAND --help`) describes\n"
 		"each command; `fsoracle --version` prints the release.\n"
 		"\n"
-		"Exit status, every command: 0 success, 1 a check failed (see the\n"
-		"command), 2 usage error or bad input, 3 device or I/O error,\n"
-		"4 corrupted image.\n");
+		"Exit status: 0 success, 2 usage error or bad input, 3 device or\n"
+		"I/O error, 4 corrupted image; a failed check is 1, or the\n"
+		"checker's class for run and replay (10 data, 11 size, 12 audit,\n"
+		"13 result); each command's help says which of these it uses.\n");
 }
 
 static const struct command *find(const char *name)
