@@ -87,5 +87,7 @@ if [ "$afl" -eq 1 ]; then
 	# shellcheck disable=SC2086
 	$mcc $cflags -O2 -fPIC -shared -o "$OUT/fsoracle_mutator.so" \
 		fuzz/mutate.c fuzz/mutator_afl.c harness/op.c harness/binary.c
+	# not executable: runners take every executable in $OUT for a target
+	chmod a-x "$OUT/fsoracle_mutator.so"
 fi
 echo "build-oss: $(sed -e 's/#.*//' fuzz/targets | xargs) in $OUT"
