@@ -139,7 +139,7 @@ static int compare(const char *oldp, const char *newp, const char *newtext,
 	if (!ot || (!newtext && !nt))
 		goto out;
 	o = load_report(oldp, ot);
-	n = load_report(newp, newtext ? newtext : nt);
+	n = o ? load_report(newp, newtext ? newtext : nt) : NULL;
 	if (!o || !n)
 		goto out;
 	printf("A/B: %s (old) against %s (new)\n", oldp, newp);
