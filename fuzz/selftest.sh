@@ -329,12 +329,12 @@ oss_stage() {
 				timeout 60 afl-fuzz -i "$d/corpus/diff" -o "$d/afl" -V 5 \
 				-x "$d/out/diff.dict" -t 25000 -- "$d/out/diff" \
 				> "$d/afl.log" 2>&1 || rc=1
-			seeds=$(ls "$d/corpus/diff" | wc -l)
-			ours=$(ls "$d/afl/default/queue" 2>/dev/null |
-				grep -c ',fsoracle-ops$')
-			echo "  afl-fuzz \$OUT/diff 5 s: $(ls "$d/afl/default/queue" 2>/dev/null |
-				wc -l) queue entries from $seeds seeds, $ours of them" \
-				"from fsoracle_mutator.so"
+			seeds=$(find "$d/corpus/diff" -type f | wc -l)
+			ours=$(find "$d/afl/default/queue" -maxdepth 1 -type f \
+				-name '*,fsoracle-ops' 2>/dev/null | wc -l)
+			echo "  afl-fuzz \$OUT/diff 5 s: $(find "$d/afl/default/queue" \
+				-maxdepth 1 -type f 2>/dev/null | wc -l) queue entries" \
+				"from $seeds seeds, $ours of them from fsoracle_mutator.so"
 			[ "$ours" -gt 0 ] || { rc=1; tail -5 "$d/afl.log"; }
 		fi
 		tally oss-fuzz-afl "$rc"
