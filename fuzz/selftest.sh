@@ -331,7 +331,7 @@ oss_stage() {
 				> "$d/afl.log" 2>&1 || rc=1
 			seeds=$(find "$d/corpus/diff" -type f | wc -l)
 			ours=$(find "$d/afl/default/queue" -maxdepth 1 -type f \
-				-name '*,fsoracle-ops' 2>/dev/null | wc -l)
+				-name '*,fsoracle-ops*' 2>/dev/null | wc -l)
 			echo "  afl-fuzz \$OUT/diff 5 s: $(find "$d/afl/default/queue" \
 				-maxdepth 1 -type f 2>/dev/null | wc -l) queue entries" \
 				"from $seeds seeds, $ours of them from fsoracle_mutator.so"
