@@ -13,10 +13,11 @@
 # FSORACLE is the program (out/fsoracle).  Read the page with
 # `man -l docs/fsoracle.1`.
 set -eu
-cd "$(dirname "$0")/.."
 check=0
 if [ "${1:-}" = --check ]; then check=1; shift; fi
-fso=${1:-out/fsoracle}
+fso=${1:-$(dirname "$0")/../out/fsoracle}
+[ -x "$fso" ] && fso=$(realpath "$fso")
+cd "$(dirname "$0")/.."
 page=docs/fsoracle.1
 [ -x "$fso" ] || { echo "mkman: no program at $fso (build it first)" >&2; exit 2; }
 
