@@ -34,7 +34,7 @@ endif
 
 CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := $(SANF) $(EXTRA_LDFLAGS)
-LIBS    := -lm $(if $(filter msan,$(SAN)),,-lpmem2 -lzbd -lzstd)
+LIBS    := -lm $(if $(filter msan,$(SAN)),,-lpmem2 -lzbd -lzstd -ljson-c)
 
 # FUSE (`fsoracle mount`): only the CLI links libfuse3, and only where
 # pkg-config finds it and the build may use external libraries; elsewhere

@@ -13,6 +13,21 @@
 #   T                   the fuzzer
 #   T_seed_corpus.zip   corpus/T/*, flat, each file named by its SHA-1
 #   T.dict, T.options   fuzz/T.dict, fuzz/T.options
+#   fsoracle_mutator.so the structure-aware mutator (mutate.h) as an AFL++
+#                       custom mutator library, when the engine is AFL++
+#
+# libFuzzer calls the mutator linked into each target
+# (mutator_libfuzzer.c).  AFL++'s driver never does: afl-fuzz mutates in
+# its own process and takes a custom mutator only from
+# AFL_CUSTOM_MUTATOR_LIBRARY in its environment (neither OSS-Fuzz's
+# run_fuzzer nor ClusterFuzz reads it from T.options; ClusterFuzz's
+# [env] section passes only a short allow-list).  So with AFL++ the
+# library goes beside the targets, built with plain clang and no
+# sanitizer or coverage flags (it runs inside afl-fuzz, which has
+# neither), and the runner's environment names it:
+#   AFL_CUSTOM_MUTATOR_LIBRARY=$OUT/fsoracle_mutator.so
+# The engine is AFL++ when $FUZZING_ENGINE is afl (OSS-Fuzz and
+# ClusterFuzzLite set it) or $LIB_FUZZING_ENGINE names AFL++'s driver.
 #
 # Local check (what fuzz/selftest.sh runs):
 #   CC=clang CXX=clang++ CFLAGS='-fsanitize=address,fuzzer-no-link' \
@@ -61,4 +76,18 @@ for t in $(sed -e 's/#.*//' fuzz/targets); do
 		(cd "$work/seeds-$t" && zip -q -j "$OUT/${t}_seed_corpus.zip" ./*)
 	fi
 done
+afl=0
+case "${FUZZING_ENGINE:-}:$LIB_FUZZING_ENGINE" in
+afl:*|*AFLDriver*|*libAFL*) afl=1 ;;
+esac
+if [ "$afl" -eq 1 ]; then
+	mcc=${MUTATOR_CC:-clang}
+	command -v "$mcc" >/dev/null || mcc=cc
+	echo "build-oss: fsoracle_mutator.so (AFL++ custom mutator, $mcc)"
+	# shellcheck disable=SC2086
+	$mcc $cflags -O2 -fPIC -shared -o "$OUT/fsoracle_mutator.so" \
+		fuzz/mutate.c fuzz/mutator_afl.c harness/op.c harness/binary.c
+	# not executable: runners take every executable in $OUT for a target
+	chmod a-x "$OUT/fsoracle_mutator.so"
+fi
 echo "build-oss: $(sed -e 's/#.*//' fuzz/targets | xargs) in $OUT"

@@ -2,6 +2,7 @@
 # fuzz/selftest.sh - the fuzz targets' tests, for CI (ci/test) and by hand.
 #
 #   fuzz/selftest.sh [--quick] [--smoke SECONDS] [--no-oss] [--no-afl]
+#                    [--oss-only]
 #                    [--catch [SECONDS] | --catch-only [SECONDS]]
 #                    [--catch-seed N] [--catch-pairs T:BUG,...]
 #
@@ -19,9 +20,13 @@
 #      fuzz/known-findings lists it (then it is shown as known)
 #   4. AFL++: each target under afl-fuzz for 5 s (persistent mode, our
 #      custom mutator), which must start, run and report stability
-#   5. OSS-Fuzz: build.sh under the OSS-Fuzz contract (clang, ASan,
-#      libFuzzer) into a scratch $OUT, which must hold every target with
-#      its seed corpus, dictionary and options; each runs its seeds
+#   5. OSS-Fuzz: build.sh under the OSS-Fuzz contract into a scratch
+#      $OUT, which must hold every target with its seed corpus,
+#      dictionary and options, three times: clang, ASan and libFuzzer
+#      (each target runs its seeds); MSan and libFuzzer, ClusterFuzzLite's
+#      memory flavour (each runs its first 40 seeds); afl-clang-fast and
+#      AFL++'s driver, where $OUT must also hold fsoracle_mutator.so and
+#      afl-fuzz, given it, must run it (5 s on diff)
 #   6. catch (--catch): every target must find the planted bugs that
 #      concern it.  `make fuzz-planted` builds the targets with
 #      -DFSO_PLANTED into $O/fuzz/planted/ (no sanitizers: the bugs are
@@ -49,13 +54,14 @@
 #               cache's, whose bug lives in memory, where it checks
 #               nothing (fsck runs on the image after unmount)
 # --quick runs stages 1-2 only; --no-afl and --no-oss leave out stages
-# 4 and 5.  Every flavour this machine has the tools for is built all
-# the same (so they stay warning-free).
+# 4 and 5; --oss-only runs stage 5 alone.  Every flavour this machine
+# has the tools for is built all the same (so they stay warning-free).
 # O=DIR builds into DIR instead of out/ (as `make O=DIR`).
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-out}
 smoke=10 quick=0 oss=1 afl=1 catch=0 catch_cap=60 catch_seed=1 catch_only=0
+oss_only=0
 catch_pairs=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -63,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--smoke) smoke=$2; shift 2 ;;
 	--no-oss) oss=0; shift ;;
 	--no-afl) afl=0; shift ;;
+	--oss-only) oss_only=1; shift ;;
 	--catch|--catch-only)
 		catch=1
 		[ "$1" = --catch-only ] && catch_only=1
@@ -70,7 +77,7 @@ while [ $# -gt 0 ]; do
 		case "${1:-}" in [0-9]*) catch_cap=$1; shift ;; esac ;;
 	--catch-seed) catch_seed=$2; shift 2 ;;
 	--catch-pairs) catch_pairs=$(echo "$2" | tr ',' ' '); shift 2 ;;
-	-h|--help) sed -n '2,54p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,59p' "$0"; exit 0 ;;
 	*) echo "selftest: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -233,6 +240,118 @@ catch_stage() {
 	tally "catch ($n pairs)" "$rc"
 }
 
+# oss_build NAME VAR=VALUE...: build.sh under the OSS-Fuzz contract with
+# those variables into $tmp/oss-NAME/out; every target must be there with
+# its seed corpus (unpacked into $tmp/oss-NAME/corpus/T), dictionary and
+# options.  Its log is $tmp/oss-NAME.log.
+oss_build() {
+	local n=$1 t f rc=0
+	shift
+	env "$@" OUT="$tmp/oss-$n/out" WORK="$tmp/oss-$n/work" SRC="$PWD" \
+		./build.sh > "$tmp/oss-$n.log" 2>&1 ||
+		{ tail -20 "$tmp/oss-$n.log"; return 1; }
+	for t in $targets; do
+		for f in "$t" "${t}_seed_corpus.zip" "$t.dict" "$t.options"; do
+			[ -s "$tmp/oss-$n/out/$f" ] || { echo "  missing \$OUT/$f"; rc=1; }
+		done
+		mkdir -p "$tmp/oss-$n/corpus/$t"
+		(cd "$tmp/oss-$n/corpus/$t" &&
+			unzip -q "$tmp/oss-$n/out/${t}_seed_corpus.zip") || rc=1
+	done
+	return "$rc"
+}
+
+# oss_seeds NAME MAX: run each target of that build over its seeds (the
+# first MAX of them, 0 = all), each once, under libFuzzer
+oss_seeds() {
+	local n=$1 max=$2 t d=$tmp/oss-$1 rc=0
+	for t in $targets; do
+		if [ "$max" -gt 0 ]; then
+			mkdir -p "$d/some/$t"
+			ls "$d/corpus/$t" | sort | head -n "$max" |
+				(cd "$d/corpus/$t" && xargs cp -t "$d/some/$t")
+			set -- "$d/some/$t"
+		else
+			set -- "$d/corpus/$t"
+		fi
+		echo "  \$OUT/$t: $(ls "$1" | wc -l) seeds, each run once"
+		"$d/out/$t" -runs=0 -dict="$d/out/$t.dict" "$1" \
+			> "$d/run-$t.log" 2>&1 || {
+			rc=1
+			grep -a -E '^(fsoracle|  [a-z]|==[0-9]+==|SUMMARY)' \
+				"$d/run-$t.log" | head -5
+		}
+	done
+	return "$rc"
+}
+
+oss_stage() {
+	local rc d drv seeds ours
+	stage "OSS-Fuzz build contract (build.sh, clang, ASan, libFuzzer)"
+	rc=0
+	oss_build asan CC=clang CXX=clang++ \
+		CFLAGS='-fsanitize=address,fuzzer-no-link' \
+		LIB_FUZZING_ENGINE=-fsanitize=fuzzer &&
+		oss_seeds asan 0 || rc=1
+	tally oss-fuzz "$rc"
+
+	# ClusterFuzzLite's memory flavour (.clusterfuzzlite/project.yaml):
+	# the library without external libraries, every line instrumented;
+	# the first 40 seeds of each target (MSan runs them ten times slower)
+	stage "OSS-Fuzz build contract, MSan (clang, libFuzzer, 40 seeds a target)"
+	rc=0
+	oss_build msan CC=clang CXX=clang++ \
+		CFLAGS='-O1 -fsanitize=memory -fsanitize-memory-track-origins -fsanitize=fuzzer-no-link' \
+		LIB_FUZZING_ENGINE=-fsanitize=fuzzer &&
+		oss_seeds msan 40 || rc=1
+	tally oss-fuzz-msan "$rc"
+
+	# The AFL++ engine: its driver, afl-clang-fast, and the custom mutator
+	# library beside the targets.  afl-fuzz runs one target 5 s with
+	# AFL_CUSTOM_MUTATOR_LIBRARY set as a runner sets it; the mutator ran
+	# if queue entries carry its name (afl_custom_describe).
+	if command -v afl-clang-fast >/dev/null && command -v afl-fuzz >/dev/null &&
+	   drv=$(ls /usr/lib/afl/libAFLDriver.a /usr/local/lib/afl/libAFLDriver.a \
+		2>/dev/null | head -1) && [ -n "$drv" ]; then
+		stage "OSS-Fuzz build contract, AFL++ (afl-clang-fast, its driver, custom mutator)"
+		rc=0
+		d=$tmp/oss-afl
+		oss_build afl AFL_QUIET=1 CC=afl-clang-fast CXX=afl-clang-fast++ \
+			CFLAGS=-O1 FUZZING_ENGINE=afl LIB_FUZZING_ENGINE="$drv" || rc=1
+		if [ "$rc" -eq 0 ]; then
+			[ -s "$d/out/fsoracle_mutator.so" ] ||
+				{ echo "  missing \$OUT/fsoracle_mutator.so"; rc=1; }
+		fi
+		if [ "$rc" -eq 0 ]; then
+			AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1 \
+			AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+			AFL_CUSTOM_MUTATOR_LIBRARY="$d/out/fsoracle_mutator.so" \
+				timeout 120 afl-fuzz -i "$d/corpus/diff" -o "$d/afl" -V 5 \
+				-x "$d/out/diff.dict" -t 25000 -- "$d/out/diff" \
+				> "$d/afl.log" 2>&1
+			# (on a loaded machine the seeds' calibration alone can
+			# outlast the timeout: the mutator's entries decide)
+			seeds=$(find "$d/corpus/diff" -type f | wc -l)
+			ours=$(find "$d/afl/default/queue" -maxdepth 1 -type f \
+				-name '*,fsoracle-ops*' 2>/dev/null | wc -l)
+			echo "  afl-fuzz \$OUT/diff 5 s: $(find "$d/afl/default/queue" \
+				-maxdepth 1 -type f 2>/dev/null | wc -l) queue entries" \
+				"from $seeds seeds, $ours of them from fsoracle_mutator.so"
+			[ "$ours" -gt 0 ] || { rc=1; tail -5 "$d/afl.log"; }
+		fi
+		tally oss-fuzz-afl "$rc"
+	else
+		echo; echo "=== fuzz: OSS-Fuzz AFL++ build skipped: no afl-clang-fast, afl-fuzz or libAFLDriver.a"
+	fi
+}
+
+if [ "$oss_only" -eq 1 ]; then
+	oss_stage
+	echo
+	echo "fuzz selftest: $passed passed, $failed failed"
+	exit "$failed"
+fi
+
 if [ "$catch_only" -eq 1 ]; then
 	started=$SECONDS
 	catch_stage
@@ -330,25 +449,7 @@ if [ "$quick" -eq 0 ] && [ "$afl" -eq 1 ]; then
 fi
 
 if [ "$quick" -eq 0 ] && [ "$oss" -eq 1 ]; then
-	stage "OSS-Fuzz build contract (build.sh, clang, ASan, libFuzzer)"
-	rc=0
-	CC=clang CXX=clang++ CFLAGS='-fsanitize=address,fuzzer-no-link' \
-		LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT="$tmp/ossout" \
-		WORK="$tmp/osswork" SRC="$PWD" ./build.sh > "$tmp/oss.log" 2>&1 ||
-		{ rc=1; tail -20 "$tmp/oss.log"; }
-	for t in $targets; do
-		[ "$rc" -eq 0 ] || break
-		for f in "$t" "${t}_seed_corpus.zip" "$t.dict" "$t.options"; do
-			[ -s "$tmp/ossout/$f" ] || { echo "  missing \$OUT/$f"; rc=1; }
-		done
-		mkdir -p "$tmp/osscorp/$t"
-		(cd "$tmp/osscorp/$t" && unzip -q "$tmp/ossout/${t}_seed_corpus.zip") || rc=1
-		echo "  \$OUT/$t: $(ls "$tmp/osscorp/$t" | wc -l) seeds, each run once"
-		"$tmp/ossout/$t" -runs=0 -dict="$tmp/ossout/$t.dict" \
-			"$tmp/osscorp/$t" > "$tmp/oss-$t.log" 2>&1 ||
-			{ rc=1; grep -a -E '^(fsoracle|  [a-z]|SUMMARY)' "$tmp/oss-$t.log" | head -5; }
-	done
-	tally oss-fuzz "$rc"
+	oss_stage
 fi
 
 if [ "$catch" -eq 1 ]; then

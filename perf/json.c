@@ -1,386 +1,278 @@
 /*
- * json.c - just enough JSON for the oracle's reports: a writer for
- * strings and doubles, and a strict parser (RFC 8259: no trailing commas,
- * no comments, no NaN) that reads a saved report back for --compare and
- * lets the tests check that what was written is well-formed.
+ * json.c - the oracle's JSON, read and written through json-c (Debian's
+ * libjson-c-dev): the report writers compose their fields with the two
+ * put helpers, json_reformat() has json-c check the whole and write it
+ * out, and json_parse() has json-c read a saved report back (strict
+ * RFC 8259: no trailing commas, no comments, no NaN, valid UTF-8) for
+ * --compare and for the tests.
  *
- * Numbers keep their text as well as their double, so 64-bit counters
- * survive a round trip exactly.
+ * What the rest of perf/ reads is our own small tree (struct json in
+ * perf.h), copied from json-c's objects, so the callers depend on no
+ * library header.  Numbers keep their text as well as their double, so
+ * 64-bit counters survive a round trip exactly.
+ *
+ * Builds without external libraries (-DFSO_NO_EXTERNAL_LIBS: the MSan and
+ * OSS-Fuzz builds) have no JSON: json-c is not instrumented, and MSan
+ * reports every byte it writes as uninitialized.  There every function
+ * fails with a message saying so, and json_available() is 0.
  */
 #include "perf/perf.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef FSO_NO_EXTERNAL_LIBS
+/* json-c names its type enum as perf.h does; here json-c's is renamed */
+#define json_type jsonc_type
+#include <json-c/json.h>
+#undef json_type
+#endif
+
+#define NO_JSON_MSG "this build has no JSON library (built without external " \
+	"libraries, as the MSan and OSS-Fuzz builds are)"
+
+#ifdef FSO_NO_EXTERNAL_LIBS
+
+int json_available(void)
+{
+	return 0;
+}
+
 void json_put_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':  fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
+	fputs("null", f);
 }
 
 void json_put_double(FILE *f, double v)
 {
-	if (!isfinite(v))
-		fputs("null", f);
-	else
-		fprintf(f, "%.9g", v);
-}
-
-/* ---- parser ---- */
-
-struct parser {
-	const char *s, *p;
-	char *err;
-	size_t errlen;
-	int depth;
-};
-
-#define MAX_DEPTH 64
-
-static struct json *fail(struct parser *ps, const char *what)
-{
-	if (ps->err && ps->errlen && !ps->err[0]) {
-		unsigned line = 1, col = 1;
-
-		for (const char *q = ps->s; q < ps->p; q++) {
-			if (*q == '\n')
-				line++, col = 1;
-			else
-				col++;
-		}
-		snprintf(ps->err, ps->errlen, "line %u col %u: %s", line, col,
-			 what);
-	}
-	return NULL;
-}
-
-static void skip_ws(struct parser *ps)
-{
-	while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' ||
-	       *ps->p == '\r')
-		ps->p++;
-}
-
-static struct json *node(enum json_type t)
-{
-	struct json *j = calloc(1, sizeof(*j));
-
-	if (j)
-		j->type = t;
-	return j;
-}
-
-static int hex4(const char *p, unsigned *out)
-{
-	unsigned v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Append code point cp as UTF-8. */
-static size_t utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* A string literal at ps->p (the opening quote); malloc'ed result. */
-static char *parse_string(struct parser *ps)
-{
-	const char *q = ps->p + 1;
-	char *out, *o;
-
-	/* the decoded string is never longer than the literal */
-	for (const char *e = q; *e != '"'; e++) {
-		if (!*e)
-			return (fail(ps, "unterminated string"), NULL);
-		if (*e == '\\' && e[1])
-			e++;
-	}
-	out = o = malloc(strlen(q) + 1);
-	if (!out)
-		return (fail(ps, "out of memory"), NULL);
-	while (*q != '"') {
-		unsigned char c = (unsigned char)*q;
-
-		if (c < 0x20) {
-			ps->p = q;
-			free(out);
-			return (fail(ps, "control character in string"), NULL);
-		}
-		if (c != '\\') {
-			*o++ = (char)c;
-			q++;
-			continue;
-		}
-		q++;
-		switch (*q) {
-		case '"': case '\\': case '/': *o++ = *q; break;
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
-		case 'u': {
-			unsigned cp, lo;
-
-			if (hex4(q + 1, &cp))
-				goto bad_escape;
-			q += 4;
-			if (cp >= 0xd800 && cp < 0xdc00) {
-				if (q[1] != '\\' || q[2] != 'u' ||
-				    hex4(q + 3, &lo) || lo < 0xdc00 ||
-				    lo >= 0xe000)
-					goto bad_escape;
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (lo - 0xdc00);
-				q += 6;
-			} else if (cp >= 0xdc00 && cp < 0xe000) {
-				goto bad_escape;
-			}
-			o += utf8(o, cp);
-			break;
-		}
-		default:
-			goto bad_escape;
-		}
-		q++;
-	}
-	*o = 0;
-	ps->p = q + 1;
-	return out;
-bad_escape:
-	ps->p = q;
-	free(out);
-	return (fail(ps, "bad escape in string"), NULL);
-}
-
-static struct json *parse_value(struct parser *ps);
-
-static struct json *parse_number(struct parser *ps)
-{
-	const char *start = ps->p, *q = ps->p;
-	struct json *j;
-
-	if (*q == '-')
-		q++;
-	if (*q == '0')
-		q++;
-	else if (*q >= '1' && *q <= '9')
-		while (*q >= '0' && *q <= '9')
-			q++;
-	else
-		return fail(ps, "bad number");
-	if (*q == '.') {
-		q++;
-		if (!(*q >= '0' && *q <= '9'))
-			return (ps->p = q, fail(ps, "bad fraction"));
-		while (*q >= '0' && *q <= '9')
-			q++;
-	}
-	if (*q == 'e' || *q == 'E') {
-		q++;
-		if (*q == '+' || *q == '-')
-			q++;
-		if (!(*q >= '0' && *q <= '9'))
-			return (ps->p = q, fail(ps, "bad exponent"));
-		while (*q >= '0' && *q <= '9')
-			q++;
-	}
-	j = node(JSON_NUMBER);
-	if (!j)
-		return fail(ps, "out of memory");
-	j->str = strndup(start, (size_t)(q - start));
-	if (!j->str) {
-		free(j);
-		return fail(ps, "out of memory");
-	}
-	j->num = strtod(j->str, NULL);
-	ps->p = q;
-	return j;
-}
-
-static struct json *parse_container(struct parser *ps, int object)
-{
-	struct json *j = node(object ? JSON_OBJECT : JSON_ARRAY), **tail;
-	char close = object ? '}' : ']';
-
-	if (!j)
-		return fail(ps, "out of memory");
-	if (++ps->depth > MAX_DEPTH) {
-		free(j);
-		return fail(ps, "nested too deeply");
-	}
-	tail = &j->child;
-	ps->p++;
-	skip_ws(ps);
-	if (*ps->p == close) {
-		ps->p++;
-		ps->depth--;
-		return j;
-	}
-	for (;;) {
-		char *key = NULL;
-		struct json *v;
-
-		skip_ws(ps);
-		if (object) {
-			if (*ps->p != '"')
-				goto bad;
-			key = parse_string(ps);
-			if (!key)
-				goto bad;
-			skip_ws(ps);
-			if (*ps->p != ':') {
-				free(key);
-				fail(ps, "expected ':'");
-				goto bad;
-			}
-			ps->p++;
-		}
-		v = parse_value(ps);
-		if (!v) {
-			free(key);
-			goto bad;
-		}
-		v->key = key;
-		*tail = v;
-		tail = &v->next;
-		skip_ws(ps);
-		if (*ps->p == ',') {
-			ps->p++;
-			continue;
-		}
-		if (*ps->p == close) {
-			ps->p++;
-			break;
-		}
-		fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
-		goto bad;
-	}
-	ps->depth--;
-	return j;
-bad:
-	fail(ps, object ? "bad object" : "bad array");
-	json_free(j);
-	return NULL;
-}
-
-static struct json *parse_value(struct parser *ps)
-{
-	struct json *j;
-
-	skip_ws(ps);
-	switch (*ps->p) {
-	case '{':
-		return parse_container(ps, 1);
-	case '[':
-		return parse_container(ps, 0);
-	case '"': {
-		char *s = parse_string(ps);
-
-		if (!s)
-			return NULL;
-		j = node(JSON_STRING);
-		if (!j) {
-			free(s);
-			return fail(ps, "out of memory");
-		}
-		j->str = s;
-		return j;
-	}
-	case 't':
-	case 'f':
-	case 'n': {
-		static const char *const words[] = { "true", "false", "null" };
-
-		for (int i = 0; i < 3; i++) {
-			size_t n = strlen(words[i]);
-
-			if (strncmp(ps->p, words[i], n))
-				continue;
-			j = node(i == 2 ? JSON_NULL : JSON_BOOL);
-			if (!j)
-				return fail(ps, "out of memory");
-			j->boolean = i == 0;
-			ps->p += n;
-			return j;
-		}
-		return fail(ps, "unknown word");
-	}
-	default:
-		if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
-			return parse_number(ps);
-		return fail(ps, *ps->p ? "unexpected character" :
-				       "unexpected end of input");
-	}
+	fputs("null", f);
 }
 
 struct json *json_parse(const char *text, char *err, size_t len)
 {
-	struct parser ps = { text, text, err, len, 0 };
+	if (err && len)
+		snprintf(err, len, "%s", NO_JSON_MSG);
+	return NULL;
+}
+
+int json_reformat(FILE *f, const char *text, char *err, size_t len)
+{
+	if (err && len)
+		snprintf(err, len, "%s", NO_JSON_MSG);
+	return -ENOTSUP;
+}
+
+#else /* json-c */
+
+/* Nesting json-c accepts; a report is 6 deep. */
+#define MAX_DEPTH 64
+
+int json_available(void)
+{
+	return 1;
+}
+
+/* Write a json-c object compactly (strings: only the escapes JSON needs). */
+static void put_object(FILE *f, struct json_object *o)
+{
+	fputs(o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+			JSON_C_TO_STRING_NOSLASHESCAPE) : "null", f);
+	json_object_put(o);
+}
+
+void json_put_string(FILE *f, const char *s)
+{
+	put_object(f, json_object_new_string(s));
+}
+
+void json_put_double(FILE *f, double v)
+{
+	char text[32];
+
+	if (!isfinite(v)) {
+		fputs("null", f);
+		return;
+	}
+	/* nine significant digits: what a timing or a ratio carries */
+	snprintf(text, sizeof(text), "%.9g", v);
+	put_object(f, json_object_new_double_s(v, text));
+}
+
+/* "line L col C: what" for the byte at offset off of text */
+static void where(const char *text, size_t off, const char *what, char *err,
+		  size_t len)
+{
+	unsigned line = 1, col = 1;
+
+	if (!err || !len)
+		return;
+	for (size_t i = 0; i < off && text[i]; i++) {
+		if (text[i] == '\n')
+			line++, col = 1;
+		else
+			col++;
+	}
+	snprintf(err, len, "line %u col %u: %s", line, col, what);
+}
+
+/*
+ * json-c's strict parse of the whole of text; NULL with err set when it
+ * is not one JSON value (garbage, truncated, or more after the value).
+ */
+static struct json_object *parse_strict(const char *text, char *err,
+					size_t len)
+{
+	struct json_tokener *tok = json_tokener_new_ex(MAX_DEPTH);
+	struct json_object *o;
+	size_t n = strlen(text), end;
+	enum json_tokener_error e;
+
+	if (!tok) {
+		if (err && len)
+			snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+			       JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, text, (int)n);
+	e = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!o || e != json_tokener_success) {
+		where(text, end, e == json_tokener_continue || n == 0 ?
+		      "unexpected end of the text (truncated?)" :
+		      json_tokener_error_desc(e), err, len);
+		json_object_put(o);
+		return NULL;
+	}
+	end += strspn(text + end, " \t\r\n");
+	if (end < n) {
+		where(text, end, "trailing characters after the value", err,
+		      len);
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/*
+ * Our tree for json-c's object o; NULL when out of memory, or with *nan
+ * set on a NaN or an infinity (json-c reads those words even in strict
+ * mode; JSON has no such numbers).
+ */
+static struct json *convert(struct json_object *o, int *nan)
+{
+	struct json *j = calloc(1, sizeof(*j)), **tail;
+
+	if (!j)
+		return NULL;
+	switch (json_object_get_type(o)) {
+	case json_type_null:
+		j->type = JSON_NULL;
+		break;
+	case json_type_boolean:
+		j->type = JSON_BOOL;
+		j->boolean = json_object_get_boolean(o);
+		break;
+	case json_type_int:
+	case json_type_double:
+		/* the number's text as read (an integer's exact digits) */
+		j->type = JSON_NUMBER;
+		j->num = json_object_get_double(o);
+		if (!isfinite(j->num)) {
+			*nan = 1;
+			goto fail;
+		}
+		j->str = dup_or_null(json_object_to_json_string_ext(o,
+					JSON_C_TO_STRING_PLAIN));
+		if (!j->str)
+			goto fail;
+		break;
+	case json_type_string:
+		j->type = JSON_STRING;
+		j->str = dup_or_null(json_object_get_string(o));
+		if (!j->str)
+			goto fail;
+		break;
+	case json_type_array:
+		j->type = JSON_ARRAY;
+		tail = &j->child;
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			*tail = convert(json_object_array_get_idx(o, i), nan);
+			if (!*tail)
+				goto fail;
+			tail = &(*tail)->next;
+		}
+		break;
+	case json_type_object: {
+		struct json_object_iterator it = json_object_iter_begin(o);
+		struct json_object_iterator end = json_object_iter_end(o);
+
+		j->type = JSON_OBJECT;
+		tail = &j->child;
+		for (; !json_object_iter_equal(&it, &end);
+		     json_object_iter_next(&it)) {
+			*tail = convert(json_object_iter_peek_value(&it), nan);
+			if (!*tail)
+				goto fail;
+			(*tail)->key = strdup(json_object_iter_peek_name(&it));
+			if (!(*tail)->key)
+				goto fail;
+			tail = &(*tail)->next;
+		}
+		break;
+	}
+	}
+	return j;
+fail:
+	json_free(j);
+	return NULL;
+}
+
+struct json *json_parse(const char *text, char *err, size_t len)
+{
+	struct json_object *o;
 	struct json *j;
+	int nan = 0;
 
 	if (err && len)
 		err[0] = 0;
-	j = parse_value(&ps);
-	if (!j)
+	o = parse_strict(text, err, len);
+	if (!o)
 		return NULL;
-	skip_ws(&ps);
-	if (*ps.p) {
-		json_free(j);
-		return fail(&ps, "trailing characters after the value");
-	}
+	j = convert(o, &nan);
+	json_object_put(o);
+	if (!j && err && len)
+		snprintf(err, len, "%s", nan ? "a number is NaN or Infinity "
+			 "(not JSON numbers)" : "out of memory");
 	return j;
 }
+
+int json_reformat(FILE *f, const char *text, char *err, size_t len)
+{
+	struct json_object *o = parse_strict(text, err, len);
+
+	if (!o)
+		return -EINVAL;
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_SPACED |
+			JSON_C_TO_STRING_NOSLASHESCAPE), f);
+	fputc('\n', f);
+	json_object_put(o);
+	return ferror(f) ? -EIO : 0;
+}
+
+#endif /* json-c */
+
+/* ---- reading our tree (every build) ---- */
 
 void json_free(struct json *j)
 {

@@ -302,6 +302,14 @@ uint64_t json_u64(const struct json *j);
 void json_put_string(FILE *f, const char *s);
 /* Write a double as JSON (finite; NaN and inf become null). */
 void json_put_double(FILE *f, double v);
+/*
+ * Check that text is one JSON value and write it to f, indented; -EINVAL
+ * with "line L col C: what" in err when it is not.
+ */
+int json_reformat(FILE *f, const char *text, char *err, size_t len);
+/* 1 when this build reads and writes JSON (0 without external libraries:
+ * every JSON function then fails, saying so). */
+int json_available(void);
 
 /*
  * Compare two saved runs (perf_write_json output): counters first (exact:

@@ -3,7 +3,8 @@
  *
  * The JSON schema ("fsoracle-perf/1"), documented in the README:
  *
- *   { "schema": "fsoracle-perf/1", "scale": "quick"|"full",
+ *   { "schema": "fsoracle-perf/1", "fsoracle_version": "0.9.0",
+ *     "scale": "quick"|"full",
  *     "repeats": N, "warmup": N, "alpha": 0.05, "ci_level": 0.95,
  *     "bootstrap_resamples": N, "bootstrap_seed": N,
  *     "scenarios": [ {
@@ -30,13 +31,15 @@
  *                  "seed_checks", "seed_mismatches",
  *                  "less_work_failures" } }
  *
- * Counters are exact integers; the parser in json.c keeps their text so
- * a comparison never rounds them through a double.
+ * Counters are exact integers; the reader in json.c keeps their text so
+ * a comparison never rounds them through a double.  The fields are
+ * composed here as text; json.c has json-c check the whole and write it.
  */
 #include "perf/perf_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void perf_format_param(const struct perf_scenario *sc, uint64_t v, char *buf,
@@ -330,13 +333,17 @@ static const char *status_name(enum perf_status s)
 	return s == PERF_OK ? "ok" : s == PERF_SKIPPED ? "skipped" : "error";
 }
 
-int perf_write_json(FILE *f, const struct perf_opts *o,
-		    const struct perf_result *res, unsigned n)
+/* The report's fields, composed as JSON text (json_reformat checks it). */
+static void compose_json(FILE *f, const struct perf_opts *o,
+			 const struct perf_result *res, unsigned n)
 {
 	unsigned ran = 0, skipped = 0, errors = 0, checks = 0, bad = 0,
 		 less = 0;
 
-	fprintf(f, "{\n  \"schema\": \"fsoracle-perf/1\",\n  \"scale\": "
+	fputs("{\n  \"schema\": \"fsoracle-perf/1\",\n  \"fsoracle_version\": ",
+	      f);
+	json_put_string(f, FSORACLE_VERSION);
+	fprintf(f, ",\n  \"scale\": "
 		"\"%s\",\n  \"repeats\": %u,\n  \"warmup\": %u,\n"
 		"  \"alpha\": 0.05,\n  \"ci_level\": 0.95,\n"
 		"  \"bootstrap_resamples\": 2000,\n"
@@ -387,5 +394,32 @@ int perf_write_json(FILE *f, const struct perf_opts *o,
 		"\"skipped\": %u, \"errors\": %u, \"seed_checks\": %u, "
 		"\"seed_mismatches\": %u, \"less_work_failures\": %u }\n}\n",
 		n, ran, skipped, errors, checks, bad, less);
-	return ferror(f) ? -EIO : 0;
+}
+
+int perf_write_json(FILE *f, const struct perf_opts *o,
+		    const struct perf_result *res, unsigned n)
+{
+	char *text = NULL, err[160];
+	size_t len = 0;
+	FILE *m;
+	int rc;
+
+	if (!json_available())
+		return -ENOTSUP;
+	m = open_memstream(&text, &len);
+	if (!m)
+		return -ENOMEM;
+	compose_json(m, o, res, n);
+	if (ferror(m)) {
+		fclose(m);
+		free(text);
+		return -ENOMEM;
+	}
+	fclose(m);
+	rc = json_reformat(f, text, err, sizeof(err));
+	if (rc == -EINVAL)
+		fprintf(stderr, "fsoracle perf: internal error: the report is "
+			"not JSON: %s\n", err);
+	free(text);
+	return rc;
 }

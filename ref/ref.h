@@ -33,6 +33,9 @@
 
 #define REF_NAME_MAX 63          /* bytes in a file name, excluding NUL */
 
+/* The fsoracle release: `fsoracle --version` and every report say it. */
+#define FSORACLE_VERSION "0.9.0"
+
 struct ref_fs;
 
 /* mkfs geometry; zero in any field means "default". */

@@ -220,5 +220,44 @@ expect_status 2 "cutall --point with two logs" -- run cutall --point 1 "$tmp/cut
 printf 'pwrite 0 12q\n' >"$tmp/bad.ops"
 expect_status 2 "cutall an unreadable log" -- run cutall --device mem "$tmp/bad.ops"
 
+# --- the version, `help CMD` as `CMD --help`, and the manual page made
+#     from the help texts (docs/mkman.sh --check fails when they drift)
+expect_status 0 "--version" -- run --version
+expect_grep "$tmp/out" '^fsoracle [0-9]+\.[0-9]+\.[0-9]+$' "--version prints the release"
+for c in $(run --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p'); do
+	run help "$c" >"$tmp/help1" 2>&1
+	run "$c" --help >"$tmp/help2" 2>&1
+	if [ -s "$tmp/help1" ] && cmp -s "$tmp/help1" "$tmp/help2"; then ok; else
+		bad "help $c differs from $c --help"; fi
+done
+expect_status 2 "help of no such command" -- run help nosuch
+expect_grep "$tmp/err" "unknown command 'nosuch'" "help nosuch says why"
+root=$(dirname "$0")/..
+expect_status 0 "docs/fsoracle.1 matches the help texts" -- "$root/docs/mkman.sh" --check "$FSO"
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	expect_status 0 "man -l renders docs/fsoracle.1" -- env MANWIDTH=80 man -l "$root/docs/fsoracle.1"
+	expect_grep "$tmp/out" '^ +usage: fsoracle perf ' "man page has the perf section"
+	expect_status 0 "docs/fsoracle.1 has no roff warnings" -- groff -ww -man -z "$root/docs/fsoracle.1"
+	expect_nogrep "$tmp/err" '.' "groff warnings"
+fi
+
+# --- perf reports: JSON with the version; a garbage or truncated report
+#     is a clear error, never a crash
+if run perf --compare /dev/null /dev/null 2>&1 | grep -q 'no JSON library'; then
+	echo "cli: perf JSON tests skipped: this build has no JSON library"
+else
+	printf '{"schema": "fsoracle-perf/1", "scenarios": [ {"id": "000"' >"$tmp/trunc.json"
+	expect_status 2 "perf --compare a truncated report" -- run perf --compare "$tmp/trunc.json" "$tmp/trunc.json"
+	expect_grep "$tmp/err" 'trunc.json: not valid JSON: line 1 col [0-9]+: unexpected end of the text \(truncated\?\)' "truncated report named"
+	printf 'schema: fsoracle-perf/1\n' >"$tmp/words.json"
+	expect_status 2 "perf --compare a non-JSON file" -- run perf --compare "$tmp/words.json" "$tmp/words.json"
+	expect_grep "$tmp/err" 'words.json: not valid JSON: line 1 col 1: ' "garbage report named"
+	head -c 4096 /dev/urandom >"$tmp/noise.json"
+	expect_status 2 "perf --compare random bytes" -- run perf --compare "$tmp/noise.json" "$tmp/noise.json"
+	expect_status 0 "perf --json" -- run perf 003 --quick --repeats 3 --json "$tmp/r.json"
+	expect_grep "$tmp/r.json" "^  \"fsoracle_version\": \"$(run --version | cut -d' ' -f2)\",$" "report carries the version"
+	expect_status 0 "perf --compare a report with itself" -- run perf --compare "$tmp/r.json" "$tmp/r.json"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -139,7 +139,7 @@ static int compare(const char *oldp, const char *newp, const char *newtext,
 	if (!ot || (!newtext && !nt))
 		goto out;
 	o = load_report(oldp, ot);
-	n = load_report(newp, newtext ? newtext : nt);
+	n = o ? load_report(newp, newtext ? newtext : nt) : NULL;
 	if (!o || !n)
 		goto out;
 	printf("A/B: %s (old) against %s (new)\n", oldp, newp);
@@ -283,6 +283,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (a->o.counters_only && a->o.time_only) {
 		errmsg("--counters-only and --time-only exclude each other");
+		return EXIT_USAGE;
+	}
+	if ((a->json || a->baseline || a->cmp_old) && !json_available()) {
+		errmsg("%s: this build has no JSON library (built without "
+		       "external libraries, as the MSan build is)", a->json ?
+		       "--json" : a->baseline ? "--baseline" : "--compare");
 		return EXIT_USAGE;
 	}
 	return 0;

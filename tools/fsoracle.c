@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ref/ref.h"
 #include "tools/cmds.h"
 
 struct command {
@@ -47,23 +48,66 @@ static void usage(FILE *f)
 		"\n"
 		"Devices are spec strings: mem:64m, null:64t, file:img,size=1g;\n"
 		"`fsoracle devices` lists every backend and layer.\n"
-		"`fsoracle COMMAND --help` describes each command.\n");
+		"`fsoracle help COMMAND` (or `fsoracle COMMAND --help`) describes\n"
+		"each command; `fsoracle --version` prints the release.\n"
+		"\n"
+		"Exit status: 0 success, 2 usage error or bad input, 3 device or\n"
+		"I/O error, 4 corrupted image; a failed check is 1, or the\n"
+		"checker's class for run and replay (10 data, 11 size, 12 audit,\n"
+		"13 result); each command's help says which of these it uses.\n");
+}
+
+static const struct command *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* `fsoracle help [COMMAND]`: the command's own --help, or the list */
+static int help(int argc, char **argv)
+{
+	const struct command *c;
+	char *hargv[] = { NULL, "--help", NULL };
+
+	if (argc < 3) {
+		usage(stdout);
+		return 0;
+	}
+	c = find(argv[2]);
+	if (!c || argc > 3) {
+		fprintf(stderr, "fsoracle: help: %s '%s'\n\n", c ?
+			"one command at a time, not" : "unknown command",
+			argv[c ? 3 : 2]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	hargv[0] = (char *)c->name;
+	return c->fn(2, hargv);
 }
 
 int main(int argc, char **argv)
 {
+	const struct command *c;
+
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("fsoracle %s\n", FSORACLE_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
+	c = find(argv[1]);
+	if (c)
+		return c->fn(argc - 1, argv + 1);
 	fprintf(stderr, "fsoracle: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
