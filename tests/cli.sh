@@ -165,6 +165,60 @@ expect_nogrep "$tmp/err" 'swarm rounds' "--no-swarm runs the fixed mix"
 expect_status 0 "swarm by default" -- run run --seed 1 --ops 3000 -q
 expect_grep "$tmp/err" 'swarm rounds of 10000 ops' "run says it draws swarm rounds"
 
+# --- fsx export: a passing soak goes out as an .fsxops log whose every
+#     line keeps to fsx's grammar and limits, and whose replay line
+#     carries the -N, -l and -o it needs; it replays here as it ran.
+#     Real fsx (xfstests ltp/fsx) is not packaged in Debian, so it runs
+#     only where FSX=/path/to/fsx is given (as root, on a scratch dir).
+fsx_grammar() { # fsx_grammar LOG: 0 if every line is one fsx replays
+	awk '
+	function hex(s,  v, i) { v = 0; for (i = 3; i <= length(s); i++)
+		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	/^# replay: fsx / { for (i = 1; i <= NF; i++) { if ($i == "-N") n = $(i+1)
+		if ($i == "-l") l = $(i+1); if ($i == "-o") o = $(i+1) } next }
+	/^#/ { next }
+	{ lines++
+	  four = $1 ~ /^(copy|clone|dedupe|exchange)_range$/
+	  if ($1 !~ /^(read|write|truncate|fallocate|punch_hole|zero_range|collapse_range|insert_range|copy_range|clone_range|dedupe_range|exchange_range)$/) { print "op: " $0; bad = 1 }
+	  for (i = 2; i <= 4 + four; i++) if ($i !~ /^0x[0-9a-f]+$/) { print "number: " $0; bad = 1 }
+	  for (i = 5 + four; i <= NF; i++) if ($i != "close_open" && !($i == "keep_size" && $1 ~ /^(fallocate|zero_range)$/) && !($i == "unshare" && $1 == "fallocate")) { print "flag: " $0; bad = 1 }
+	  len = hex($3); end = hex($2) + len
+	  if (four) end = hex($4) + len
+	  if ($1 == "truncate") end = len
+	  if (len > o + 0 || end > l + 0) { print "past -o " o " or -l " l ": " $0; bad = 1 } }
+	END { if (!n || lines != n) { print "-N " n ", " lines " op lines"; bad = 1 }
+	      exit bad }' "$1"
+}
+expect_status 0 "run --export-fsx" -- run run --seed 3 --ops 4000 -q --export-fsx "$tmp/soak.fsxops"
+expect_grep "$tmp/err" 'fsx log: .*soak.fsxops, [1-9][0-9]* op lines' "run says where the fsx log went"
+expect_grep "$tmp/soak.fsxops" '^# replay: fsx -q -N [0-9]+ -l [0-9]+ -o [0-9]+ --replay-ops' "replay line with -N, -l, -o"
+expect_nogrep "$tmp/soak.fsxops" '^fsync' "no fsync line fsx would run without -i"
+if fsx_grammar "$tmp/soak.fsxops" >"$tmp/gram"; then ok; else
+	bad "exported soak breaks fsx's grammar"; head -5 "$tmp/gram"; fi
+printf 'write 0x0 0x20000 0x0\n# replay: fsx -q -N 1 -l 131072 -o 65536\n' >"$tmp/over.fsxops"
+if fsx_grammar "$tmp/over.fsxops" >/dev/null; then bad "grammar check passes an op past -o"; else ok; fi
+expect_status 0 "the exported soak replays" -- run replay --targets engine,model "$tmp/soak.fsxops"
+expect_status 2 "--export-fsx with --files 2" -- run run --ops 10 --files 2 --export-fsx "$tmp/x.fsxops"
+printf 'open -f a\npwrite 0 80k\nfsync\nopen -f b\npwrite 4k 4k\nfile a\npread 0 8k\n' >"$tmp/two.ops"
+expect_status 0 "decode --to fsx, one log per file" -- run decode --format text --to fsx -o "$tmp/two.fsxops" "$tmp/two.ops"
+expect_grep "$tmp/two.a.fsxops" '^write 0x0 0x14000 0x0$' "a's log"
+expect_grep "$tmp/two.a.fsxops" '^#fsync 0x0 0x0 0x14000$' "a's fsync as a comment"
+expect_grep "$tmp/two.a.fsxops" '^# replay: fsx -q -N 2 -l 81920 -o 81920 ' "a's replay line"
+expect_grep "$tmp/two.b.fsxops" '^write 0x1000 0x1000 0x0$' "b's log"
+fsx_grammar "$tmp/two.a.fsxops" >/dev/null && fsx_grammar "$tmp/two.b.fsxops" >/dev/null && ok ||
+	bad "per-file logs break fsx's grammar"
+printf 'open -f a\npwrite 0 8k\nopen -f b\ncopy_range -s 0 -d 0 -l 4k a\n' >"$tmp/tied.ops"
+expect_status 2 "decode --to fsx, files tied by copy_range" -- run decode --format text --to fsx -o "$tmp/tied.fsxops" "$tmp/tied.ops"
+expect_grep "$tmp/err" 'ties a to b' "names the op that ties the files"
+if [ -n "${FSX:-}" ]; then
+	mkdir -p "$tmp/fsxdir"
+	eval "set -- $(sed -n 's/^# replay: fsx \(.*\) --replay-ops.*/\1/p' "$tmp/soak.fsxops")"
+	if "$FSX" "$@" --replay-ops "$tmp/soak.fsxops" "$tmp/fsxdir/testfile" >"$tmp/fsx.out" 2>&1; then ok; else
+		bad "real fsx does not replay the exported soak"; tail -5 "$tmp/fsx.out"; fi
+else
+	echo "skip: real fsx replay (xfstests is not packaged here; set FSX=/path/to/ltp/fsx)"
+fi
+
 # --- devices: the grammar, descriptions, bad specs
 expect_status 0 "devices grammar" -- run devices
 expect_grep "$tmp/out" 'zoned:mem' "grammar names zoned:mem"
