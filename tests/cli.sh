@@ -54,8 +54,8 @@ expect_status 0 "null:64t" -- run io null:64t -c "pwrite -S 1 0 1g" -c "truncate
 expect_grep "$tmp/out" '^stat.size = 5000$' "null:64t stat"
 
 # --- bmap shows unwritten extents; counters are printed by name
-expect_status 0 "bmap" -- run io mem:64m -c "falloc 0 64k" -c "pwrite -S 1 0 4k" -c "bmap -v" -c counters
-expect_grep "$tmp/out" 'unwritten' "bmap flags unwritten"
+expect_status 0 "bmap" -- run io mem:64m -c "falloc 0 64k" -c "pwrite -S 1 0 4k" -c "bmap -vp" -c counters
+expect_grep "$tmp/out" '^ +1: \[8\.\.127\]: +[0-9]+\.\.[0-9]+ +0 \([0-9.]+\) +120 010000$' "bmap -vp flags unwritten"
 expect_grep "$tmp/out" '^ *0: \[0\.\.7\]: ' "bmap first extent in 512-byte units"
 expect_grep "$tmp/out" '^node_visits = [0-9]+$' "counters"
 # --- delalloc and compressed writeback: nothing allocated before the
@@ -91,12 +91,18 @@ expect_status 4 "fsck corrupted" -- run fsck "file:$tmp/bad"
 expect_grep "$tmp/err" 'corrupt|checksum' "corruption message"
 expect_status 4 "io corrupted" -- run io "file:$tmp/bad" -c stat
 
-# --- bad input: one clear line, non-zero, nothing written
+# --- bad input: a clear line, non-zero at the end; as xfs_io, the other
+#     commands still run (the pwrite before the unknown word, the stat
+#     after it)
 cp "$img" "$tmp/before"
-expect_status 2 "unknown command" -- run io "file:$img" -c "pwrite -S 1 0 4k" -c "frobnicate 1"
-cmp -s "$img" "$tmp/before" && ok || bad "a rejected script wrote to the image"
-expect_status 2 "bad number" -- run io mem:1m -c "pwrite 0 12q"
-expect_grep "$tmp/err" "command 1" "bad number names the command"
+expect_status 2 "unknown command" -- run io "file:$img" -c "open data" -c "pwrite -S 1 0 4k" \
+	-c "frobnicate 1" -c stat
+expect_grep "$tmp/err" '^command "frobnicate" not found$' "names the unknown word"
+expect_grep "$tmp/out" '^stat.size = 8100$' "the command after it ran"
+cmp -s "$img" "$tmp/before" && bad "the pwrite before the unknown word did not run" || ok
+expect_status 2 "bad number" -- run io mem:64m -c "pwrite 0 12q" -c "pwrite 0 1"
+expect_grep "$tmp/err" "^pwrite: non-numeric argument -- 12q" "bad number names the command"
+expect_grep "$tmp/out" '^wrote 1/1 bytes at offset 0$' "the next command ran"
 expect_status 2 "bad spec" -- run io foo:1g -c stat
 expect_status 2 "bad size" -- run mkfs mem:12x
 expect_status 2 "no device" -- run fsck
@@ -127,11 +133,12 @@ fi
 #     extents (untouched blocks unwritten), a truncate-down tail reads zero
 #     after extension, and the image mounts only with its rt device
 expect_status 0 "io rt" -- run io -r mem:64m -m rtextsize=16k mem:64m -c "chattr +r" \
-	-c "pwrite -S 0xab 5000 3000" -c "bmap -v" -c statfs
-expect_grep "$tmp/out" 'RT-BLOCK-RANGE' "rt bmap header"
-expect_grep "$tmp/out" '^ *0: \[0\.\.7\]: 0\.\.7 +8 010000 unwritten rt$' "rt padding before"
-expect_grep "$tmp/out" '^ *1: \[8\.\.15\]: 8\.\.15 +8 000000 rt$' "rt written block"
-expect_grep "$tmp/out" '^ *2: \[16\.\.31\]: 16\.\.31 +16 010000 unwritten rt$' "rt padding after"
+	-c "pwrite -S 0xab 5000 3000" -c "bmap -vp" -c statfs -c lsattr
+expect_grep "$tmp/out" '^ EXT: FILE-OFFSET      RT-BLOCK-RANGE   TOTAL FLAGS$' "rt bmap header"
+expect_grep "$tmp/out" '^   0: \[0\.\.7\]:          0\.\.7                 8 010000$' "rt padding before"
+expect_grep "$tmp/out" '^   1: \[8\.\.15\]:         8\.\.15                8 000000$' "rt written block"
+expect_grep "$tmp/out" '^   2: \[16\.\.31\]:        16\.\.31              16 010000$' "rt padding after"
+expect_grep "$tmp/out" '^rp--------------- f0 $' "lsattr: realtime, unwritten blocks"
 expect_grep "$tmp/out" '^statfs.f_rtbfree = 16380$' "rt free blocks"
 rtimg="$tmp/rtimg" rtdev="$tmp/rtdev"
 expect_status 0 "mkfs rt" -- run mkfs -r "file:$rtdev,size=16m" -m rtextsize=64k "file:$rtimg,size=32m"
@@ -149,7 +156,7 @@ expect_status 2 "fsck rt image without -r" -- run fsck "file:$rtimg"
 expect_grep "$tmp/err" 'realtime device' "fsck names the missing rt device"
 expect_status 1 "chattr +r on a file with data" -- run io -r mem:64m mem:64m \
 	-c "pwrite -S 1 0 1" -c "chattr +r"
-expect_grep "$tmp/out" '^chattr: invalid argument$' "chattr refused"
+expect_grep "$tmp/err" '^chattr: cannot set flags on f0: Invalid argument$' "chattr refused"
 expect_status 2 "rtextsize without -r" -- run mkfs -m rtextsize=64k mem:64m
 expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine,model \
 	--rtdev mem:64m --mkfs rtextsize=16k
@@ -259,15 +266,15 @@ expect_grep "$tmp/out" '^stat.size = 16384$' "b keeps its size"
 expect_grep "$tmp/out" '^stat.size = 8192$' "a keeps its size"
 expect_status 1 "exchangerange unaligned" -- run io mem:64m -c "pwrite 0 16k" \
 	-c "open -f b" -c "pwrite 0 16k" -c "exchangerange -s 0 -d 0 -l 3k f0"
-expect_grep "$tmp/out" '^exchangerange: invalid argument$' "exchangerange says why"
+expect_grep "$tmp/err" '^exchangerange: Invalid argument$' "exchangerange says why"
 expect_status 0 "bmap -c" -- run io -m reflink=1 mem:64m -c "open -f a" \
 	-c "pwrite -S 1 0 32k" -c "open -f b" -c "reflink a 0 0 32k" \
-	-c "pwrite -S 2 4k 4k" -c "bmap -c" -c "bmap -c -v"
-expect_grep "$tmp/out" '^   0: \[0\.\.15\]: hole$' "bmap -c: the hole before the staging"
-expect_grep "$tmp/out" '^   1: \[16\.\.63\]: [0-9]+\.\.[0-9]+ \(unwritten\)$' "bmap -c: unwritten staging"
-expect_grep "$tmp/out" '^   1: \[16\.\.63\]: [0-9]+\.\.[0-9]+ +48 010000 unwritten$' "bmap -c -v flags"
+	-c "pwrite -S 2 4k 4k" -c "bmap -c" -c "bmap -c -vp"
+expect_grep "$tmp/out" '^	0: \[0\.\.15\]: hole$' "bmap -c: the hole before the staging"
+expect_grep "$tmp/out" '^	1: \[16\.\.63\]: [0-9]+\.\.[0-9]+$' "bmap -c: the staging"
+expect_grep "$tmp/out" '^   1: \[16\.\.63\]: +[0-9]+\.\.[0-9]+ +0 \([0-9.]+\) +48 010000$' "bmap -c -vp flags unwritten"
 expect_status 1 "bmap -c without reflink" -- run io mem:64m -c "pwrite 0 4k" -c "bmap -c"
-expect_grep "$tmp/out" '^bmap -c: operation not supported$' "bmap -c needs reflink"
+expect_grep "$tmp/err" '^bmap: Operation not supported$' "bmap -c needs reflink"
 expect_status 2 "bmap bad flag" -- run io mem:64m -c "bmap -x"
 
 # --- cutall: a power cut at every durability point of a log (the long
