@@ -56,6 +56,8 @@ static const char usage[] =
 
 #define CHUNK (1u << 20)
 #define XFS_IO_BS 4096u   /* xfs_io's default -b */
+#define OFF_ARG "non-numeric offset argument"
+#define LEN_ARG "non-numeric length argument"
 
 struct word {
 	const char *name, *args, *desc;
@@ -136,16 +138,14 @@ int io_opts_next(struct io_opts *o, const char **arg)
 	return c;
 }
 
-int io_size(const char *word, const char *s, uint64_t *out)
+int io_size(const char *what, const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
 	unsigned shift = 0;
 
-	if (!isdigit((unsigned char)s[0])) {
-		fprintf(stderr, "%s: non-numeric argument -- %s\n", word, s);
-		return IO_BAD;
-	}
+	if (!isdigit((unsigned char)s[0]))
+		goto bad;
 	v = strtoull(s, &end, 0);
 	switch (*end | 0x20) {
 	case 'k': shift = 10; end++; break;
@@ -154,12 +154,13 @@ int io_size(const char *word, const char *s, uint64_t *out)
 	case 't': shift = 40; end++; break;
 	default: break;
 	}
-	if (*end || v > ((unsigned long long)INT64_MAX >> shift)) {
-		fprintf(stderr, "%s: non-numeric argument -- %s\n", word, s);
-		return IO_BAD;
-	}
+	if (*end || v > ((unsigned long long)INT64_MAX >> shift))
+		goto bad;
 	*out = (uint64_t)v << shift;
 	return 0;
+bad:
+	printf("%s -- %s\n", what, s);  /* stdout, as xfs_io */
+	return IO_BAD;
 }
 
 /* --- output as xfs_io prints it ---------------------------------------- */
@@ -281,7 +282,26 @@ static void join(char *buf, size_t len, const char *first, int argc,
 
 static int w_op(struct io *io, int argc, char **argv)
 {
+	static const char *const ranges[] = { "falloc", "fpunch", "fzero",
+		"fcollapse", "finsert", "funshare", "truncate" };
 	char line[1024];
+
+	/* xfs_io's word for a number that is not one (on stdout) */
+	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+		int npos = 0;
+		uint64_t v;
+
+		if (strcmp(argv[0], ranges[k]))
+			continue;
+		for (int i = 1; i < argc; i++) {
+			if (argv[i][0] == '-')
+				continue;
+			if (io_size(k == 6 ? "non-numeric truncate argument" :
+				    npos ? LEN_ARG : OFF_ARG, argv[i], &v))
+				return IO_BAD;
+			npos++;
+		}
+	}
 
 	join(line, sizeof(line), argv[0], argc, argv);
 	return run_line(io, line);
@@ -327,7 +347,9 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 		case 'V': {
 			uint64_t v;
 
-			if (io_size("pwrite", arg, &v))
+			if (io_size(c == 'S' ? "non-numeric seed" : c == 'b' ?
+				    "non-numeric bsize" : "non-numeric vector count",
+				    arg, &v))
 				return IO_BAD;
 			if (c == 'S')
 				seed = v;
@@ -364,8 +386,8 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 			return IO_BAD;
 		}
 	}
-	if (npos < 2 || !bs || !vec || io_size("pwrite", pos[0], &off) ||
-	    io_size("pwrite", pos[1], &len)) {
+	if (npos < 2 || !bs || !vec || io_size(OFF_ARG, pos[0], &off) ||
+	    io_size(LEN_ARG, pos[1], &len)) {
 		if (npos < 2 || !bs || !vec)
 			fprintf(stderr, "pwrite: usage: pwrite [-S seed] [-b bs] "
 				"[-V N] [-wWDq] off len\n");
@@ -417,7 +439,7 @@ static int w_pread(struct io *io, int argc, char **argv)
 	io_opts_init(&o, argc, argv, "b:vqF");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
 		if (c == 'b') {
-			if (io_size("pread", arg, &bs))
+			if (io_size("non-numeric bsize", arg, &bs))
 				return IO_BAD;
 			snprintf(bopt, sizeof(bopt), "-b %s ", arg);
 		} else if (c == 'v') {
@@ -437,7 +459,7 @@ static int w_pread(struct io *io, int argc, char **argv)
 		fprintf(stderr, "pread: usage: pread [-b bs] [-qv] off len\n");
 		return IO_BAD;
 	}
-	if (io_size("pread", pos[0], &off) || io_size("pread", pos[1], &len))
+	if (io_size(OFF_ARG, pos[0], &off) || io_size(LEN_ARG, pos[1], &len))
 		return IO_BAD;
 	if (!direct_ok(io, "pread", off, len))
 		return IO_FAILED;
@@ -535,10 +557,12 @@ static int w_copy_range(struct io *io, int argc, char **argv)
 
 	io_opts_init(&o, argc, argv, "s:d:l:");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
+		static const char *const what[] = { "invalid source offset",
+			"invalid destination offset", "invalid length" };
 		int k = c == 's' ? 0 : c == 'd' ? 1 : c == 'l' ? 2 : -1;
 
 		if (k >= 0) {
-			if (io_size("copy_range", arg, &v[k]))
+			if (io_size(what[k], arg, &v[k]))
 				return IO_BAD;
 			have_len |= k == 2;
 		} else if (c == 0 && !src) {
@@ -581,9 +605,9 @@ static int w_remap(struct io *io, int argc, char **argv)
 			"reflink infile [src_off dst_off len]");
 		return IO_BAD;
 	}
-	if (argc == 5 && (io_size(argv[0], argv[2], &soff) ||
-			  io_size(argv[0], argv[3], &doff) ||
-			  io_size(argv[0], argv[4], &len)))
+	if (argc == 5 && (io_size("non-numeric src offset argument", argv[2], &soff) ||
+			  io_size("non-numeric dst offset argument", argv[3], &doff) ||
+			  io_size(LEN_ARG, argv[4], &len)))
 		return IO_BAD;
 	if (dedupe) {
 		/* straight to the engine: it says how many bytes it shared */
@@ -636,7 +660,7 @@ static int w_sync_range(struct io *io, int argc, char **argv)
 	io_opts_init(&o, argc, argv, "abw");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
 		if (c == 0 && npos < 2) {
-			if (io_size("sync_range", arg, &v))
+			if (io_size(npos ? LEN_ARG : OFF_ARG, arg, &v))
 				return IO_BAD;
 			npos++;
 		} else if (c == 0 || c == '?') {
@@ -665,7 +689,7 @@ static int w_fadvise(struct io *io, int argc, char **argv)
 		if (c == 'd')
 			dontneed = 1;
 		else if (c == 0 && npos < 2) {
-			if (io_size("fadvise", arg, &v))
+			if (io_size(npos ? LEN_ARG : OFF_ARG, arg, &v))
 				return IO_BAD;
 			npos++;
 		} else if (c == 0 || c == '?') {

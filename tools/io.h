@@ -50,8 +50,10 @@ struct io_opts {
 };
 void io_opts_init(struct io_opts *o, int argc, char **argv, const char *opts);
 int io_opts_next(struct io_opts *o, const char **arg);
-/* A size argument (k/m/g suffixes, 0x hex): 0, or IO_BAD said. */
-int io_size(const char *word, const char *s, uint64_t *out);
+/* A size argument (k/m/g/t suffixes, 0x hex): 0, or IO_BAD with
+ * "WHAT -- S" on stdout, as xfs_io says it ("non-numeric offset
+ * argument -- x"). */
+int io_size(const char *what, const char *s, uint64_t *out);
 
 /* io_map.c */
 int io_bmap(struct io *io, int argc, char **argv);

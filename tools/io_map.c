@@ -356,8 +356,10 @@ int io_fiemap(struct io *io, int argc, char **argv)
 		else if (c == 'l')
 			lengths = 1;
 		else if (c == 0 && npos < 2) {
-			if (io_size("fiemap", arg, &pos[npos++]))
+			if (io_size(npos ? "non-numeric length argument" :
+				    "non-numeric offset argument", arg, &pos[npos]))
 				return IO_BAD;
+			npos++;
 		} else {
 			if (c == 0)
 				fprintf(stderr, "fiemap: extra argument '%s'\n", arg);
@@ -444,7 +446,7 @@ int io_seek(struct io *io, int argc, char **argv)
 		else if (c == 's')
 			start = 1;
 		else if (c == 0 && !have_off) {
-			if (io_size("seek", arg, &off))
+			if (io_size("non-numeric offset argument", arg, &off))
 				return IO_BAD;
 			have_off = 1;
 		} else {
