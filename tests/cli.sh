@@ -52,6 +52,25 @@ expect_status 0 "io truncate up" -- run io mem:64m -c "pwrite -S 0xab 0 1m" \
 expect_grep "$tmp/out" '^00001380:  ab ab ab ab ab ab ab ab 00 00 00 00 00 00 00 00' "zeros from 5000"
 expect_grep "$tmp/out" '^stat.size = 1048576$' "stat.size"
 
+# --- xfs_io's words and their text, without XFS at hand (the loop-mount
+#     comparison below checks the same against the kernel)
+expect_status 0 "io words" -- run io -m reflink=1 mem:64m -c "pwrite -b 16k 0 64k" \
+	-c "pread -v 0 16" -c "falloc 64k 64k" -c "fiemap -v" -c "seek -a -r 0" -c lsattr \
+	-c "chattr +j" -c "lsattr -v" -c "open -f g" -c "reflink f0" -c "fiemap -v" \
+	-c "help seek" -c quit -c stat
+expect_grep "$tmp/out" '^64 KiB, 4 ops; ' "ops counted per -b buffer"
+expect_grep "$tmp/out" '^00000000:  cd cd cd cd cd cd cd cd cd cd cd cd cd cd cd cd  \.{16}$' "pwrite without -S writes 0xcd"
+expect_grep "$tmp/out" '^   1: \[128\.\.255\]: +[0-9]+\.\.[0-9]+ +128 0x801$' "fiemap -v: unwritten, last"
+expect_grep "$tmp/out" '^HOLE	65536$' "seek: the unwritten range is a hole"
+expect_grep "$tmp/out" '^-p--------------- f0 $' "lsattr in xfs_io's letters"
+expect_grep "$tmp/out" '^\[prealloc, journal-data\] f0 $' "lsattr -v names the engine's flags"
+expect_grep "$tmp/out" '^linked 0/0 bytes at offset 0$' "a whole-file reflink, as xfs_io prints it"
+expect_grep "$tmp/out" '^   0: \[0\.\.127\]: +[0-9]+\.\.[0-9]+ +128 0x2001$' "fiemap -v: shared, last"
+expect_grep "$tmp/out" '^seek -a \| -d \| -h \[-r\] \[-s\] off -- locate the next data and/or hole$' "help CMD"
+expect_nogrep "$tmp/out" '^fd.path' "quit stops the list"
+expect_status 1 "io errors named by the call" -- run io mem:64m -c "fpunch 0 0" -c "truncate 5"
+expect_grep "$tmp/err" '^fallocate: Invalid argument$' "fallocate: Invalid argument"
+
 # --- null: keeps metadata only, so a 64 TiB device costs nothing
 expect_status 0 "null:64t" -- run io null:64t -c "pwrite -S 1 0 1g" -c "truncate 5000" -c stat
 expect_grep "$tmp/out" '^stat.size = 5000$' "null:64t stat"
