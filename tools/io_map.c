@@ -12,7 +12,10 @@
  *             [4..7]   104..107  shared
  *             [8..15]  108..115
  *
- * Offsets and block numbers are in 512-byte units, as xfs_io's.
+ * Offsets and block numbers are in 512-byte units, as xfs_io's.  The
+ * data fork's dirty pages are written back first, so that delayed
+ * allocations show as the blocks they get (XFS's bmap flushes as well;
+ * its fiemap and seek read the page cache instead).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -140,15 +143,27 @@ static int extent_one(void *arg, const struct ref_extent *e)
 	return rs->err;
 }
 
-/* The rows of the current file's data fork (cow: its COW fork). */
-static int build(struct io *io, int cow, struct rows *rs, struct ref_stat *st)
+#define MAP_COW     1  /* the COW fork */
+#define MAP_NOFLUSH 2  /* do not write back first */
+
+/* The rows of the current file's data fork (or COW fork). */
+static int build(struct io *io, int how, struct rows *rs, struct ref_stat *st)
 {
+	int cow = how & MAP_COW;
 	struct ref_fs *fs = engine_target_fs(io->t);
 	uint64_t ino;
 	int err = io_cur_ino(io, &ino);
 
 	memset(rs, 0, sizeof(*rs));
 	rs->u = ref_blocksize(fs) / 512;
+	if (!err && !(how & (MAP_COW | MAP_NOFLUSH))) {
+		/* delayed allocations get their blocks first (XFS's bmap
+		 * flushes the file too): the map then shows them */
+		struct op wb = { .kind = OP_WRITEBACK };
+		int64_t r = target_apply(io->t, &wb, ++io->opno, io->buf, 0);
+
+		err = r < 0 ? (int)r : 0;
+	}
 	if (!err)
 		err = ref_stat(fs, ino, st);
 	if (err)
@@ -275,7 +290,7 @@ int io_bmap(struct io *io, int argc, char **argv)
 			return IO_BAD;
 		}
 	}
-	err = build(io, cow, &rs, &st);
+	err = build(io, cow ? MAP_COW : 0, &rs, &st);
 	if (err) {
 		rows_free(&rs);
 		return io_fail("bmap", err);
@@ -524,7 +539,7 @@ int io_file_shared(struct io *io)
 {
 	struct rows rs;
 	struct ref_stat st;
-	int err = build(io, 0, &rs, &st), shared = 0;
+	int err = build(io, MAP_NOFLUSH, &rs, &st), shared = 0;
 
 	for (size_t i = 0; !err && i < rs.n; i++)
 		shared |= rs.r[i].shared;
