@@ -198,6 +198,12 @@ if [ -n "$xfs_mnt" ]; then
 		"pwrite -V 2 -b 4k 0 16k" "quit" "stat"
 	xfs_same "copy_range of a whole file, into a longer one" "pwrite -S 0x22 0 20000" -- \
 		"pwrite 0 64k" "copy_range g" "pread -v 19990 12" "copy_range -s 4k g" "pread 0 1m"
+	xfs_same "fiemap ranges, seek around EOF, truncate" "pwrite -S 0x11 0 4k" -- \
+		"falloc 0 1m" "pwrite 64k 64k" "pwrite 512k 4k" "fsync" "fiemap 64k 64k" \
+		"fiemap -v 100k" "fiemap -l 0 4k" "seek -d -s 700k" "seek -h 1m" "seek -a -r 520k" \
+		"truncate 100000" "seek -a -r 0" "seek -a -r -s 0" "seek -h -r 0" "seek -a 70000" \
+		"fiemap -v" "pread -v 99990 20" "truncate 0" "bmap" "bmap -v" "fiemap" "fiemap -v" \
+		"seek -a 0" "pwrite 0 5000" "seek -a -r 0" "seek -h 4096" "fiemap -v 4096"
 	rm -f "$xfs_mnt"/f0
 	(cd "$xfs_mnt" && timeout 60 xfs_io -f -d -c "pwrite 0 4k" -c "pwrite 1 512" -c "pwrite 512 512" \
 		-c "pread 0 512" -c "pread 1 512" -c "stat" f0 >"$tmp/x.out" 2>"$tmp/x.err")

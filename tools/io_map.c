@@ -388,19 +388,31 @@ int io_fiemap(struct io *io, int argc, char **argv)
 		rows_free(&rs);
 		return io_fail("fiemap", err);
 	}
-	/* keep the rows in range (in bytes) */
+	/* keep the rows in range, cut to it (in 512-byte units), as XFS */
 	for (size_t i = 0; i < rs.n; i++) {
-		const struct row *r = &rs.r[i];
+		struct row r = rs.r[i];
+		uint64_t lo = pos[0] / 512, hi = (pos[1] + 511) / 512;
 
-		if (r->end * 512 > pos[0] && r->off * 512 < pos[1])
-			rs.r[out++] = *r;
+		if (pos[1] == UINT64_MAX)
+			hi = UINT64_MAX;
+		if (r.end <= lo || r.off >= hi)
+			continue;
+		if (r.off < lo && !(r.state & REF_EXT_COMPRESSED)) {
+			r.blk += lo - r.off;
+			r.off = lo;
+		}
+		if (r.end > hi && !(r.state & REF_EXT_COMPRESSED)) {
+			r.bend -= r.end - hi;
+			r.end = hi;
+		}
+		rs.r[out++] = r;
 	}
 	rs.n = out;
 	for (size_t i = 0; i < rs.n; i++)
 		if (!rs.r[i].hole)
 			last = i;
 	printf("%s:\n", io_cur_name(io));
-	if (!verbose) {
+	if (!verbose || !rs.n) {
 		print_plain(&rs, lengths);
 		rows_free(&rs);
 		return IO_OK;
@@ -434,9 +446,10 @@ int io_fiemap(struct io *io, int argc, char **argv)
  * seek -a|-d|-h [-r] [-s] OFF: SEEK_DATA and SEEK_HOLE over the map.
  * Data is what reads back from blocks: written (and compressed)
  * extents; unwritten extents and holes are holes, and EOF is one.  From
- * OFF the file is a run of alternating regions; -d and -h print the
- * first data or hole region's start (EOF when there is none), -a the
- * first two regions, -r all of them.
+ * OFF the file is a run of alternating regions (the last data region is
+ * followed by the hole at EOF); -d and -h print the first data or hole
+ * region's start (EOF when there is none), -a the first two regions, -r
+ * all of them.
  */
 int io_seek(struct io *io, int argc, char **argv)
 {
@@ -522,6 +535,14 @@ int io_seek(struct io *io, int argc, char **argv)
 			pos = end;
 			if (!all && (want_d && want_h ? regions == 2 : printed == 1))
 				break;
+			/* data up to EOF: the hole at EOF is the next region */
+			if (in_data && pos == st.size && want_h) {
+				if (start)
+					printf("HOLE\t%" PRIu64 "\t%" PRIu64 "\n", prev, pos);
+				else
+					printf("HOLE\t%" PRIu64 "\n", pos);
+				printed++;
+			}
 		}
 	}
 	if (!printed) {
