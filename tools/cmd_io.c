@@ -339,7 +339,7 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 	double t0;
 	int64_t r;
 
-	io_opts_init(&o, argc, argv, "S:b:V:wWDqFN");
+	io_opts_init(&o, argc, argv, "S:b:V:wWDqF");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
 		switch (c) {
 		case 'S':
@@ -371,8 +371,7 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'F':
-		case 'N':
+		case 'F': /* forwards: the default */
 			break;
 		case 0:
 			if (npos < 2) {
@@ -498,14 +497,12 @@ static int w_open(struct io *io, int argc, char **argv)
 	char line[256];
 	int c, create = 0, direct = 0, ret;
 
-	io_opts_init(&o, argc, argv, "fdr");
+	io_opts_init(&o, argc, argv, "fd");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
 		if (c == 'f')
 			create = 1;
 		else if (c == 'd')
 			direct = 1;
-		else if (c == 'r')
-			continue;
 		else if (c == 0 && !name)
 			name = arg;
 		else {

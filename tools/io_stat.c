@@ -107,7 +107,7 @@ int io_stat(struct io *io, int argc, char **argv)
 	int c, verbose = 0, err;
 
 	io_opts_init(&o, argc, argv,
-		     !strcmp(argv[0], "statx") ? "vrm:FD" : "vr");
+		     !strcmp(argv[0], "statx") ? "vm:FD" : "v");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
 		if (c == 'v')
 			verbose = 1;
