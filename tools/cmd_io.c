@@ -284,25 +284,26 @@ static int w_op(struct io *io, int argc, char **argv)
 {
 	static const char *const ranges[] = { "falloc", "fpunch", "fzero",
 		"fcollapse", "finsert", "funshare", "truncate" };
-	char line[1024];
+	char line[1024], num[IO_MAXARGS][24];
+	int range = 0;
 
-	/* xfs_io's word for a number that is not one (on stdout) */
-	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
-		int npos = 0;
+	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++)
+		range |= !strcmp(argv[0], ranges[k]);
+	/* a range word's numbers as xfs_io reads them (0 octal, 0x hex),
+	 * and its word for one that is not a number (on stdout) */
+	for (int i = 1, npos = 0; range && i < argc; i++) {
 		uint64_t v;
 
-		if (strcmp(argv[0], ranges[k]))
+		if (argv[i][0] == '-')
 			continue;
-		for (int i = 1; i < argc; i++) {
-			if (argv[i][0] == '-')
-				continue;
-			if (io_size(k == 6 ? "non-numeric truncate argument" :
-				    npos ? LEN_ARG : OFF_ARG, argv[i], &v))
-				return IO_BAD;
-			npos++;
-		}
+		if (io_size(!strcmp(argv[0], "truncate") ?
+			    "non-numeric truncate argument" :
+			    npos ? LEN_ARG : OFF_ARG, argv[i], &v))
+			return IO_BAD;
+		snprintf(num[i], sizeof(num[i]), "%" PRIu64, v);
+		argv[i] = num[i];
+		npos++;
 	}
-
 	join(line, sizeof(line), argv[0], argc, argv);
 	return run_line(io, line);
 }
@@ -358,7 +359,7 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 			else
 				bs = v;
 			if (c == 'b')
-				snprintf(bopt, sizeof(bopt), "-b %s ", arg);
+				snprintf(bopt, sizeof(bopt), "-b %" PRIu64 " ", v);
 			break;
 		}
 		case 'w':
@@ -394,8 +395,9 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 	}
 	if (!direct_ok(io, "pwrite", off, len))
 		return IO_FAILED;
-	snprintf(line, sizeof(line), "pwrite -S 0x%" PRIx64 " %s%s %s", seed & 0xff,
-		 bopt, pos[0], pos[1]);
+	/* the numbers as read here (0 octal and 0x hex, as xfs_io's) */
+	snprintf(line, sizeof(line), "pwrite -S 0x%" PRIx64 " %s%" PRIu64 " %" PRIu64,
+		 seed & 0xff, bopt, off, len);
 	t0 = now();
 	r = apply_line(io, line, &op);
 	if (r == NOT_PARSED)
@@ -440,7 +442,7 @@ static int w_pread(struct io *io, int argc, char **argv)
 		if (c == 'b') {
 			if (io_size("non-numeric bsize", arg, &bs))
 				return IO_BAD;
-			snprintf(bopt, sizeof(bopt), "-b %s ", arg);
+			snprintf(bopt, sizeof(bopt), "-b %" PRIu64 " ", bs);
 		} else if (c == 'v') {
 			verbose = 1;
 		} else if (c == 'q') {
@@ -462,7 +464,7 @@ static int w_pread(struct io *io, int argc, char **argv)
 		return IO_BAD;
 	if (!direct_ok(io, "pread", off, len))
 		return IO_FAILED;
-	snprintf(line, sizeof(line), "pread %s%s %s", bopt, pos[0], pos[1]);
+	snprintf(line, sizeof(line), "pread %s%" PRIu64 " %" PRIu64, bopt, off, len);
 	t0 = now();
 	r = apply_line(io, line, &op);
 	if (r == NOT_PARSED)
