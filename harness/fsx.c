@@ -335,7 +335,7 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 				continue;
 			op_format(op, seq, text, sizeof(text));
 			snprintf(err, errlen, "op #%zu (%s) uses file %s: fsx "
-				 "works on one file (op_fsx_export_file writes "
+				 "works on one file (decode --to fsx -o OUT writes "
 				 "one log per file)", i + 1, text,
 				 op_file_name(seq, g));
 			return -EINVAL;
