@@ -362,10 +362,13 @@ int cmd_run(int argc, char **argv)
 			(unsigned long long)seed, targets, g.cfg.nfiles,
 			(unsigned long long)g.cfg.max_file,
 			(unsigned long long)g.cfg.max_op);
-	target_kinds_str(gcfg.exclude, mask, sizeof(mask));
+	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
 	if (mask[0])
 		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
 			mask);
+	if (xfsx)
+		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash or "
+			"chattr (fsx has none)\n");
 
 	t0 = tlast = now();
 	if (minutes)
