@@ -14,8 +14,8 @@
  *
  * Offsets and block numbers are in 512-byte units, as xfs_io's.  The
  * data fork's dirty pages are written back first, so that delayed
- * allocations show as the blocks they get (XFS's bmap flushes as well;
- * its fiemap and seek read the page cache instead).
+ * allocations show as the blocks they get (xfs_io's bmap and fiemap
+ * flush as well; seek on XFS reads the page cache instead).
  */
 #include <inttypes.h>
 #include <stdio.h>
