@@ -895,6 +895,12 @@ int cmd_io(int argc, char **argv)
 	prog_cmd = "fsoracle io";
 	if (wants_help(argc, argv)) {
 		fputs(usage, stdout);
+		printf("\nCommands (`help CMD` among them says what differs from "
+		       "xfs_io):\n");
+		for (size_t i = 0; i < NWORDS; i++) {
+			fputs("  ", stdout);
+			print_usage(&words[i]);
+		}
 		return 0;
 	}
 	cmds = calloc((size_t)argc, sizeof(*cmds));
