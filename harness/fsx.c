@@ -264,8 +264,91 @@ static uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* The files seq's ops act on (bits). */
+uint32_t op_fsx_files(const struct op_seq *seq)
+{
+	uint32_t used = 0;
+
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct op *op = &seq->ops[i];
+		unsigned uses = op_kind_info(op->kind)->uses;
+
+		if (uses & OP_USE_FILE)
+			used |= 1u << op->file;
+		if (uses & OP_USE_FILE2)
+			used |= 1u << op->file2;
+	}
+	return used;
+}
+
+/*
+ * Can file's ops go to an fsx log of their own?  Ops on other files are
+ * left out, so nothing may tie file to them: a range op between two
+ * files, an unlink of file (fsx's file never goes away), a crash (it
+ * hits every file at once) or a chattr.
+ */
+int op_fsx_check_file(const struct op_seq *seq, unsigned file, char *err,
+		      size_t errlen)
+{
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct op *op = &seq->ops[i];
+		unsigned uses = op_kind_info(op->kind)->uses;
+		int mine = (uses & OP_USE_FILE) && op->file == file;
+		int theirs = (uses & OP_USE_FILE2) && op->file2 == file;
+		char text[256];
+
+		op_format(op, seq, text, sizeof(text));
+		if ((mine || theirs) && (uses & OP_USE_FILE2) &&
+		    op->file != op->file2) {
+			snprintf(err, errlen, "op #%zu (%s) ties %s to %s: fsx "
+				 "works on one file, and the files' ops are not "
+				 "independent", i + 1, text,
+				 op_file_name(seq, op->file2),
+				 op_file_name(seq, op->file));
+			return -EINVAL;
+		}
+		if ((mine && (op->kind == OP_UNLINK || op->kind == OP_SET_FLAG)) ||
+		    op->kind == OP_CRASH) {
+			snprintf(err, errlen, "op #%zu (%s): fsx has no "
+				 "equivalent", i + 1, text);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 		  struct op_fsx_stats *st, char *err, size_t errlen)
+{
+	uint32_t used = op_fsx_files(seq);
+	unsigned file = 0;
+
+	if (used & (used - 1)) {
+		for (size_t i = 0; i < seq->n; i++) {
+			const struct op *op = &seq->ops[i];
+			unsigned uses = op_kind_info(op->kind)->uses;
+			unsigned g = (uses & OP_USE_FILE) ? op->file : op->file2;
+			char text[256];
+
+			if (!(uses & (OP_USE_FILE | OP_USE_FILE2)) ||
+			    g == (unsigned)__builtin_ctz(used))
+				continue;
+			op_format(op, seq, text, sizeof(text));
+			snprintf(err, errlen, "op #%zu (%s) uses file %s: fsx "
+				 "works on one file (decode --to fsx -o OUT writes "
+				 "one log per file)", i + 1, text,
+				 op_file_name(seq, g));
+			return -EINVAL;
+		}
+	}
+	if (used)
+		file = (unsigned)__builtin_ctz(used);
+	return op_fsx_export_file(seq, file, f, blocksize, st, err, errlen);
+}
+
+int op_fsx_export_file(const struct op_seq *seq, unsigned file, FILE *f,
+		       uint32_t blocksize, struct op_fsx_stats *st, char *err,
+		       size_t errlen)
 {
 	struct op_fsx_stats local;
 	struct target *m = NULL;
@@ -277,28 +360,10 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	/* Everything must be about file 0 before anything is written. */
-	for (size_t i = 0; i < seq->n; i++) {
-		const struct op *op = &seq->ops[i];
-		unsigned uses = op_kind_info(op->kind)->uses;
-		char text[256];
-
-		op_format(op, seq, text, sizeof(text));
-		if (((uses & OP_USE_FILE) && op->file) ||
-		    ((uses & OP_USE_FILE2) && op->file2)) {
-			snprintf(err, errlen, "op #%zu (%s) uses file %s: fsx works "
-				 "on one file", i + 1, text,
-				 op_file_name(seq, (uses & OP_USE_FILE) && op->file ?
-					      op->file : op->file2));
-			return -EINVAL;
-		}
-		if (op->kind == OP_UNLINK || op->kind == OP_CRASH ||
-		    op->kind == OP_SET_FLAG) {
-			snprintf(err, errlen, "op #%zu (%s): fsx has no "
-				 "equivalent", i + 1, text);
-			return -EINVAL;
-		}
-	}
+	/* Everything must be exportable before anything is written. */
+	ret = op_fsx_check_file(seq, file, err, errlen);
+	if (ret)
+		return ret;
 	ret = model_target_new(blocksize ? blocksize : 4096, &m);
 	buf = malloc(1 << 20);
 	if (ret || !buf) {
@@ -309,15 +374,19 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 	for (size_t i = 0; i < seq->n; i++) {
 		const struct op *op = &seq->ops[i];
 		struct op e = *op;
-		int64_t s0 = m->ops->size(m, 0), r;
+		int64_t s0 = m->ops->size(m, file), r;
 		uint64_t size0 = s0 < 0 ? 0 : (uint64_t)s0;
 		const char *name = NULL, *why = NULL;
 		char line[256], text[256];
-		int adjusted = 0, four = 0;
+		int adjusted = 0, four = 0, fsync = 0;
 
+		/* Another file's ops: independent (op_fsx_check_file saw to it). */
+		if ((op_kind_info(op->kind)->uses & OP_USE_FILE) &&
+		    op->file != file)
+			continue;
 		r = target_apply(m, op, i + 1, buf, 1 << 20);
 		st->maxfilelen = max64(st->maxfilelen,
-				       (uint64_t)max64(0, m->ops->size(m, 0)));
+				       (uint64_t)max64(0, m->ops->size(m, file)));
 		op_format(op, seq, text, sizeof(text));
 		switch (op->kind) {
 		case OP_PREAD:
@@ -395,14 +464,21 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 		case OP_FSYNC:
 		case OP_FDATASYNC:
 		case OP_SYNC:
+			/* fsx's fsync marks a dm-log-writes device (-i LOGDEV)
+			 * and exits 211 without one: a comment fsx skips, the
+			 * line ready for a run with -i. */
 			name = "fsync";
 			e.off = e.len = 0;
 			adjusted = op->kind != OP_FSYNC;
+			fsync = 1;
+			st->fsyncs++;
 			break;
 		case OP_CLOSE:
-			if (pending && pending[0] && pending[0] != '#' &&
+			if (pending && pending[0] &&
+			    (pending[0] != '#' || !strncmp(pending, "#fsync ", 7)) &&
 			    !strstr(pending, " close_open")) {
-				/* The op before ends with close_open. */
+				/* The op before ends with close_open (a #fsync
+				 * line too: it comes back with the fsync). */
 				snprintf(line, sizeof(line), "%s close_open", pending);
 				snprintf(pending, plen, "%s", line);
 				continue;
@@ -456,12 +532,15 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 		}
 		if (adjusted)
 			st->adjusted++;
+		st->maxoplen = max64(st->maxoplen, e.len);
+		st->written += !fsync;
 		if (four)
 			snprintf(pending, plen, "%s 0x%llx 0x%llx 0x%llx 0x%llx", name,
 				 (unsigned long long)e.off, (unsigned long long)e.len,
 				 (unsigned long long)e.arg, (unsigned long long)size0);
 		else
-			snprintf(pending, plen, "%s 0x%llx 0x%llx 0x%llx", name,
+			snprintf(pending, plen, "%s%s 0x%llx 0x%llx 0x%llx",
+				 fsync ? "#" : "", name,
 				 (unsigned long long)e.off, (unsigned long long)e.len,
 				 (unsigned long long)size0);
 		if (op->flags & OP_FL_KEEP_SIZE)
@@ -469,12 +548,23 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 		if (op->flags & OP_FL_UNSHARE)
 			strcat(pending, " unshare");
 	}
-	if (!st->maxfilelen)
-		st->maxfilelen = 1;
-	fprintf(f, "# fsx op log exported by fsoracle: %zu ops (%zu adjusted, "
-		"%zu left as comments)\n", seq->n, st->adjusted, st->omitted);
-	fprintf(f, "# replay: fsx -q -l %llu --replay-ops THIS_FILE "
-		"/mnt/scratch/testfile\n", (unsigned long long)st->maxfilelen);
+	/* fsx's buffers hold -o bytes and its model -l: both must fit every
+	 * op, or it overruns them (its -o default is 64k, -l 256k). */
+	if (!st->maxoplen)
+		st->maxoplen = 1;
+	st->maxfilelen = max64(max64(st->maxfilelen, st->maxoplen), 1);
+	fprintf(f, "# fsx op log exported by fsoracle: the ops of %s in a log "
+		"of %zu (%zu adjusted, %zu left as comments)\n",
+		op_file_name(seq, file), seq->n, st->adjusted, st->omitted);
+	fprintf(f, "# replay: fsx -q -N %zu -l %llu -o %llu --replay-ops "
+		"THIS_FILE /mnt/scratch/testfile\n", st->written,
+		(unsigned long long)st->maxfilelen,
+		(unsigned long long)st->maxoplen);
+	if (st->fsyncs)
+		fprintf(f, "# %zu fsyncs are comments (#fsync): fsx runs fsync "
+			"only with -i LOGDEV, a dm-log-writes device it marks; to "
+			"replay them, remove the '#' and add -i LOGDEV\n",
+			st->fsyncs);
 	if (lines)
 		fwrite(lines, 1, used, f);
 	if (pending && pending[0])

@@ -18,15 +18,24 @@
  * targets cannot do are not dropped here: the checker skips and reports
  * them.
  *
- * Export needs a single-file sequence.  Ops fsx cannot express (unlink,
- * crash, chattr, other files) make it fail with the op named; ops with
+ * Export writes one file's ops (op_fsx_export: a sequence on one file;
+ * op_fsx_export_file: the ops of one file of many, when nothing ties it
+ * to the others).  Ops fsx cannot express (unlink, crash, chattr, a
+ * range op between two files) make it fail with the op named; ops with
  * no effect a reader could see that fsx has no word for (open of f0,
  * writeback, drop_caches, remount, the engine's naive and fallback
  * switches: fsx has no escape for them) and ops fsx would replay
  * differently (zero-length ops, reads and punches past EOF, invalid
  * collapse/insert ranges, which fsx would wrap or trim) become `#`
- * comments; sync and fdatasync become fsync; a close after an op becomes its close_open.
- * The first lines say how to replay it with fsx.
+ * comments; sync and fdatasync become fsync; a close after an op becomes
+ * its close_open.  fsync lines are written as `#fsync ...` comments:
+ * fsx runs fsync only with -i LOGDEV (it marks a dm-log-writes device,
+ * and exits 211 without one).
+ *
+ * The first lines give the fsx command that replays the log: -l and -o
+ * cover the largest file and the longest op (fsx's buffers are -o bytes
+ * and it overruns them on a longer op; its defaults are 256k and 64k),
+ * -N the number of op lines.
  */
 #ifndef FSORACLE_HARNESS_FSX_H
 #define FSORACLE_HARNESS_FSX_H
@@ -43,6 +52,9 @@ struct op_fsx_stats {
 	size_t adjusted;     /* export: ops changed (sync -> fsync, -S dropped) */
 	size_t omitted;      /* export: ops written as comments              */
 	uint64_t maxfilelen; /* export: the -l fsx needs                     */
+	uint64_t maxoplen;   /* export: the -o fsx needs                     */
+	size_t fsyncs;       /* export: fsyncs written as `#fsync` comments  */
+	size_t written;      /* export: op lines written (fsx -N)            */
 };
 
 /* Import; appends to seq.  0, -EINVAL with "line L, col C: what". */
@@ -55,6 +67,20 @@ int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
  */
 int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 		  struct op_fsx_stats *st, char *err, size_t errlen);
+
+/* Export the ops of file `file` of seq (see above); ops on other files
+ * are left out, and must be independent of it. */
+int op_fsx_export_file(const struct op_seq *seq, unsigned file, FILE *f,
+		       uint32_t blocksize, struct op_fsx_stats *st, char *err,
+		       size_t errlen);
+
+/* Can file's ops go out alone?  0, or -EINVAL with err naming the op
+ * that ties it to another file or that fsx cannot express. */
+int op_fsx_check_file(const struct op_seq *seq, unsigned file, char *err,
+		      size_t errlen);
+
+/* The files seq's ops use (bit i: file i). */
+uint32_t op_fsx_files(const struct op_seq *seq);
 
 /* Does the text look like an .fsxops log (first op line is an fsx op)? */
 int op_fsx_detect(const char *text, size_t len);

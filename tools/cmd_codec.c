@@ -34,6 +34,13 @@ static const char decode_usage[] =
 "  --bs SIZE        block size fsx's collapse/insert use (--to fsx; 4096)\n"
 "  -o OUT           write here instead of stdout\n"
 "\n"
+"fsx works on one file: a log whose ops use several files goes out as\n"
+"one .fsxops log per file (--to fsx -o OUT.fsxops writes OUT.NAME.fsxops\n"
+"for each file NAME), as long as no op ties two files together (a range\n"
+"op between them, a crash).  Each log's first lines give the fsx command\n"
+"that replays it (-l, -o and -N as the log needs; fsync lines are\n"
+"comments, since fsx runs fsync only with -i LOGDEV).\n"
+"\n"
 "Exit status: 0 done; 2 bad usage, an unreadable or empty FILE, a\n"
 "malformed text/fsx FILE, or (--to fsx) a sequence fsx cannot express.\n";
 
@@ -162,6 +169,57 @@ static int close_out(FILE *f, const char *path)
 	return 0;
 }
 
+/*
+ * A log over several files: one .fsxops per file, OUT.NAME.fsxops (OUT
+ * without its .fsxops).  Every file is checked before any is written.
+ */
+static int decode_fsx_per_file(const struct op_seq *seq,
+			       const struct codec_opts *o, uint32_t used)
+{
+	char err[512], path[4096];
+	size_t stem;
+	int rc = 0;
+
+	if (!o->out || !strcmp(o->out, "-")) {
+		errmsg("%s: the ops use %d files and fsx works on one: give -o "
+		       "OUT.fsxops for one log per file", o->file,
+		       __builtin_popcount(used));
+		return EXIT_USAGE;
+	}
+	for (unsigned i = 0; i < OP_MAX_FILES; i++)
+		if ((used & (1u << i)) &&
+		    op_fsx_check_file(seq, i, err, sizeof(err))) {
+			errmsg("%s: file %s: %s", o->file, op_file_name(seq, i),
+			       err);
+			return EXIT_USAGE;
+		}
+	stem = strlen(o->out);
+	if (stem > 7 && !strcmp(o->out + stem - 7, ".fsxops"))
+		stem -= 7;
+	for (unsigned i = 0; i < OP_MAX_FILES && !rc; i++) {
+		struct op_fsx_stats st;
+		FILE *f;
+
+		if (!(used & (1u << i)))
+			continue;
+		snprintf(path, sizeof(path), "%.*s.%s.fsxops", (int)stem, o->out,
+			 op_file_name(seq, i));
+		f = open_out(path);
+		if (!f)
+			return EXIT_USAGE;
+		if (op_fsx_export_file(seq, i, f, o->bs, &st, err, sizeof(err))) {
+			errmsg("%s: %s", path, err);
+			rc = EXIT_USAGE;
+		}
+		errmsg("%s: %zu op lines of %s (%zu adjusted, %zu left as "
+		       "comments, %zu fsyncs as comments)", path, st.written,
+		       op_file_name(seq, i), st.adjusted, st.omitted, st.fsyncs);
+		if (close_out(f, path))
+			rc = EXIT_IO;
+	}
+	return rc;
+}
+
 int cmd_decode(int argc, char **argv)
 {
 	struct codec_opts o = { .form = OP_FORM_BINARY };
@@ -182,6 +240,14 @@ int cmd_decode(int argc, char **argv)
 		errmsg("%s", err);
 		rc = EXIT_USAGE;
 		goto out;
+	}
+	if (o.to_fsx) {
+		uint32_t used = op_fsx_files(&seq);
+
+		if (used & (used - 1)) {
+			rc = decode_fsx_per_file(&seq, &o, used);
+			goto out;
+		}
 	}
 	out = open_out(o.out);
 	if (!out) {

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "harness/check.h"
+#include "harness/fsx.h"
 #include "harness/gen.h"
 #include "harness/runopts.h"
 #include "harness/rng.h"
@@ -71,6 +72,11 @@ static const char usage_head[] =
 "                       fallback=0 (defaults: see harness/gen.c); a\n"
 "                       fixed mix, as --no-swarm\n"
 "  --log OUT            a failure's op log (default fsoracle-run-SEED.ops)\n"
+"  --export-fsx OUT     write every op run (passing or not) as an fsx\n"
+"                       .fsxops log; implies --files 1 and no unlink,\n"
+"                       crash or chattr (fsx has none); a new round is a\n"
+"                       truncate to 0.  Its first lines give the fsx\n"
+"                       command that replays it\n"
 "  -q                   no progress lines\n"
 "\n"
 "Shared options (--files and --max-file shape the generated files: 4\n"
@@ -134,6 +140,30 @@ static void print_repro(int argc, char **argv, uint64_t seed, uint64_t ops)
 	fputc('\n', stderr);
 }
 
+/* --export-fsx: the ops run, one file, as fsx replays them. */
+static int export_fsx(const struct op_seq *ops, const char *path,
+		      uint32_t blocksize)
+{
+	struct op_fsx_stats st;
+	char err[512];
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f) {
+		errmsg("--export-fsx: cannot write %s: %s", path, strerror(errno));
+		return EXIT_IO;
+	}
+	ret = op_fsx_export(ops, f, blocksize, &st, err, sizeof(err));
+	if (fclose(f) || ret) {
+		errmsg("--export-fsx: %s: %s", path, ret ? err : strerror(errno));
+		return EXIT_IO;
+	}
+	fprintf(stderr, "  fsx log: %s, %zu op lines (%zu adjusted, %zu left as "
+		"comments, %zu fsyncs as comments)\n", path, st.written,
+		st.adjusted, st.omitted, st.fsyncs);
+	return 0;
+}
+
 /* The round g drew, on the targets: its options, its note for the log. */
 static int start_round(struct checker *c, const struct gen *g)
 {
@@ -160,8 +190,8 @@ int cmd_run(int argc, char **argv)
 	struct gen_cfg gcfg = { 0 };
 	struct gen g;
 	struct checker *c = NULL;
-	struct op_seq meta;
-	const char *targets, *log = NULL;
+	struct op_seq meta, xops;
+	const char *targets, *log = NULL, *xfsx = NULL;
 	char err[512], logbuf[128], skip[512], mask[256];
 	uint64_t seed = 0, max_ops = 0, round = 0, done = 0, in_round = 0;
 	double minutes = 0, t0, tlast, deadline = 0;
@@ -175,6 +205,7 @@ int cmd_run(int argc, char **argv)
 	}
 	runopts_init(&o);
 	op_seq_init(&meta);
+	op_seq_init(&xops);
 	for (int i = 1; i < argc; i++) {
 		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
 		const char *v;
@@ -232,6 +263,9 @@ int cmd_run(int argc, char **argv)
 			no_swarm = 1;
 		} else if ((v = runopts_value("--log", argc, argv, &i, &bad))) {
 			log = v;
+		} else if ((v = runopts_value("--export-fsx", argc, argv, &i,
+					      &bad))) {
+			xfsx = v;
 		} else if (bad) {
 			errmsg("%s needs a value", argv[i]);
 			return EXIT_USAGE;
@@ -242,6 +276,12 @@ int cmd_run(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (xfsx && o.geom.nfiles > 1) {
+		errmsg("--export-fsx: fsx works on one file (--files 1)");
+		return EXIT_USAGE;
+	}
+	if (xfsx)
+		o.geom.nfiles = 1;
 	if (!have_seed) {
 		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 
@@ -278,6 +318,9 @@ int cmd_run(int argc, char **argv)
 	gcfg.nfiles = o.geom.nfiles;
 	gcfg.max_file = o.geom.max_file;
 	gcfg.exclude = check_unsupported(c);
+	if (xfsx)
+		gcfg.exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
+				1ull << OP_SET_FLAG;
 	gcfg.realtime = env.rtdev != NULL;
 	gcfg.swarm = !no_swarm;
 	/* chattr +o and mount compress=zstd: only with reflink, only without */
@@ -320,10 +363,13 @@ int cmd_run(int argc, char **argv)
 			(unsigned long long)seed, targets, g.cfg.nfiles,
 			(unsigned long long)g.cfg.max_file,
 			(unsigned long long)g.cfg.max_op);
-	target_kinds_str(gcfg.exclude, mask, sizeof(mask));
+	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
 	if (mask[0])
 		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
 			mask);
+	if (xfsx)
+		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash or "
+			"chattr (fsx has none)\n");
 
 	t0 = tlast = now();
 	if (minutes)
@@ -336,6 +382,14 @@ int cmd_run(int argc, char **argv)
 			if (rc)
 				break;
 			gen_new_round(&g);
+			if (xfsx) { /* a fresh filesystem: the file starts empty */
+				struct op z = { .kind = OP_TRUNCATE };
+
+				if (op_seq_push(&xops, &z)) {
+					rc = EXIT_IO;
+					break;
+				}
+			}
 			ret = start_round(c, &g);
 			if (ret) {
 				errmsg("resetting the targets failed: %s",
@@ -346,6 +400,11 @@ int cmd_run(int argc, char **argv)
 			in_round = 0;
 		}
 		gen_next(&g, &op);
+		if (xfsx && op_seq_push(&xops, &op)) {
+			errmsg("--export-fsx: out of memory");
+			rc = EXIT_IO;
+			break;
+		}
 		rc = check_op(c, &op);
 		done++;
 		in_round++;
@@ -393,9 +452,16 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "  %s\n", skip);
 		print_repro(argc, argv, seed, done);
 	}
+	if (xfsx) {
+		op_seq_copy_meta(&xops, &meta);
+		ret = export_fsx(&xops, xfsx, gcfg.blocksize);
+		if (!rc)
+			rc = ret;
+	}
 out:
 	check_free(c);
 	target_list_close(t, n);
 	op_seq_free(&meta);
+	op_seq_free(&xops);
 	return rc;
 }
