@@ -114,6 +114,8 @@ struct target {
 	uint32_t blocksize;       /* alignment unit: collapse/insert/clone/xchg */
 	uint32_t caps;            /* TARGET_*                                */
 	char note[160];           /* why ops are unsupported (for reports)   */
+	char devnote[200];        /* a device given once, made this target's
+				     own: its spec (see target_list_open)   */
 	char names[OP_MAX_FILES][OP_NAME_MAX + 1]; /* file names used       */
 };
 
@@ -160,6 +162,15 @@ struct ref_fs *engine_target_fs(struct target *t);
 int target_list_open(const char *list, const struct target_env *env,
 		     struct target **out, int *n, char *err, size_t errlen);
 void target_list_close(struct target **t, int n);
+/*
+ * Engine targets given one device file (by --dev, --rtdev or a log
+ * header) each get their own: the path gets a suffix for every engine
+ * target after the first (".naive2": the kind and the target's place),
+ * and an explicit device two targets both name is refused.  What was
+ * suffixed, as one line for the log and the user ("" when nothing).
+ */
+void target_list_devnote(struct target *const *t, int n, char *buf,
+			 size_t len);
 /* The list syntax, for --help texts. */
 extern const char target_list_help[];
 

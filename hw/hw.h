@@ -172,6 +172,13 @@ struct hw_dev {
  * 4096.  On error returns -errno and writes one line to err (if non-NULL).
  */
 int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen);
+/*
+ * Where spec names a host path (file:PATH, pmem:PATH, zbd:PATH,
+ * zoned:file,path=PATH, under any layers): 1 with the path's place in
+ * spec at [*off, *off + *len), else 0 (mem:, null:, zoned:mem, ...).
+ * Two engines given one such spec would share the device.
+ */
+int hw_spec_path(const char *spec, size_t *off, size_t *len);
 void hw_close(struct hw_dev *dev);
 
 int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len);

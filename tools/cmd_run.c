@@ -319,6 +319,9 @@ int cmd_run(int argc, char **argv)
 			(unsigned long long)seed, targets, g.cfg.nfiles,
 			(unsigned long long)g.cfg.max_file,
 			(unsigned long long)g.cfg.max_op);
+	target_list_devnote(t, n, skip, sizeof(skip));
+	if (skip[0])
+		fprintf(stderr, "  %s\n", skip);
 	target_kinds_str(gcfg.exclude, mask, sizeof(mask));
 	if (mask[0])
 		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
