@@ -44,6 +44,10 @@
 
 struct target;
 
+#define TARGET_POWER_ON     0
+#define TARGET_POWER_FAILED 1
+#define TARGET_POWER_LOST   2
+
 /* One mapped range of a file (target_ops.ranges), in bytes. */
 #define TARGET_RANGE_DATA      0u  /* written: its bytes are the file's   */
 #define TARGET_RANGE_UNWRITTEN 1u  /* preallocated, reads as zeros        */
@@ -102,6 +106,14 @@ struct target_ops {
 	 * target cannot take them (a kept image is never formatted again).
 	 */
 	int (*set_round)(struct target *t, const char *mkfs, const char *mount);
+	/*
+	 * After a `cut` op (op.h) was applied: TARGET_POWER_ON while the
+	 * power has not failed yet (or no cut is armed), TARGET_POWER_FAILED
+	 * once it has, TARGET_POWER_LOST when I/O was issued after the
+	 * failure too (the op in progress did not finish durably).  NULL:
+	 * the power never fails.
+	 */
+	int (*power)(struct target *t);
 	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
 	int (*reset)(struct target *t);
 	void (*destroy)(struct target *t);
@@ -128,6 +140,10 @@ struct target_env {
 	int keep_image;           /* engine on a persistent device (file:):
 				     mount what is there instead of mkfs,
 				     and reset by unlinking our files        */
+	int power_cuts;           /* engines stack a crash layer on their
+				     device (not null:, zbd:) and take `cut`
+				     ops (harness/cut.h); without it they
+				     list cut as unsupported                */
 };
 
 /* Constructors.  0 or -errno with one line in err. */

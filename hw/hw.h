@@ -271,6 +271,10 @@ struct hw_cut {
 	uint64_t mask_bits;
 	enum hw_tear tear;
 	uint64_t units;         /* HW_TEAR_UNITS                             */
+	bool relative;          /* RANDOM and HW_TEAR_SEED draw by a write's
+				   place from the oldest pending one, not its
+				   number since the device opened: the same
+				   ops cut alike on a fresh device           */
 };
 
 struct hw_crash_info {

@@ -251,6 +251,11 @@ int cmd_run(int argc, char **argv)
 	if (!o.targets)
 		o.targets = RUN_DEFAULT_TARGETS;
 	runopts_resolve(&o, NULL, &env, &targets);
+	/* power cuts unless --weights leaves cut out (see --help) */
+	env.power_cuts = 1;
+	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
+		if (gcfg.weight[k])
+			env.power_cuts = gcfg.weight[OP_CUT] != 0;
 	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
 	if (ret) {
 		errmsg("%s", err);
