@@ -31,11 +31,11 @@
  *
  * Power cuts (target_env.power_cuts): the data device gets a crash layer
  * ("crash:" + its spec, unless the spec has one; not on null:, whose
- * data is gone anyway, nor zbd:, which cannot be rewound) and `cut` ops
- * go through it as harness/cut.h says: the point arms a plan, the seed
- * picks the cut, and the cut the checker asks for after the failure is
- * abandon, cut, mount.  On a zoned device a plan cannot be armed (a
- * zone reset cannot be lost), so there a cut falls before the next op.
+ * data is gone anyway, nor zoned: and zbd:, where a plan cannot be armed
+ * and a zone cannot always be rewound) and `cut` ops go through it as
+ * harness/cut.h says: the point arms a plan, the seed picks the cut, and
+ * the cut the checker asks for after the failure is abandon, cut, mount.
+ * A realtime device is not cut: its writes all survive a cut.
  * `crash` keeps every write issued (a cut that keeps all).  Without the
  * layer, cut is unsupported.
  *
@@ -708,6 +708,7 @@ static int open_data_dev(struct engine *e, const char *dev, int cuts,
 	int ret;
 
 	if (cuts && strncmp(dev, "null:", 5) && strncmp(dev, "zbd:", 4) &&
+	    strncmp(dev, "zoned:", 6) &&
 	    !strstr(dev, "crash:") && !strstr(dev, "crash[") &&
 	    (size_t)snprintf(spec, sizeof(spec), "crash:%s", dev) < sizeof(spec))
 		dev = spec;
