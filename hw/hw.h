@@ -179,6 +179,8 @@ int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen);
  * Two engines given one such spec would share the device.
  */
 int hw_spec_path(const char *spec, size_t *off, size_t *len);
+/* The device a layer stacks on; NULL when dev is a backend. */
+struct hw_dev *hw_layer_lower(struct hw_dev *dev);
 void hw_close(struct hw_dev *dev);
 
 int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len);
