@@ -20,7 +20,7 @@ const uint32_t gen_default_weight[OP_KIND_COUNT] = {
 	[OP_FSYNC] = 20,        [OP_FDATASYNC] = 10,    [OP_SYNC] = 5,
 	[OP_WRITEBACK] = 5,     [OP_DROP_CACHES] = 5,   [OP_REMOUNT] = 2,
 	[OP_CRASH] = 2,         [OP_SET_FLAG] = 0,      [OP_NAIVE] = 3,
-	[OP_FALLBACK] = 3,      [OP_CUT] = 2,
+	[OP_FALLBACK] = 3,      [OP_CUT] = 1,
 };
 
 /* Swarm sizes when the caller gives no bound. */
