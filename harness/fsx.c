@@ -293,7 +293,7 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 			return -EINVAL;
 		}
 		if (op->kind == OP_UNLINK || op->kind == OP_CRASH ||
-		    op->kind == OP_SET_FLAG) {
+		    op->kind == OP_CUT || op->kind == OP_SET_FLAG) {
 			snprintf(err, errlen, "op #%zu (%s): fsx has no "
 				 "equivalent", i + 1, text);
 			return -EINVAL;

@@ -36,7 +36,8 @@ uint64_t check_last_writer(const struct checker *c, uint64_t upto,
 
 		if (r == CHECK_RES_SKIPPED || (r < 0 && op->kind != OP_PWRITE))
 			continue;
-		if (op->kind == OP_CRASH) {
+		if (op->kind == OP_CRASH ||
+		    (op->kind == OP_CUT && !OP_CUT_POINT(op->arg))) {
 			if ((uint64_t)r & (1u << file))
 				return i + 1; /* recovered state was adopted */
 			continue;
