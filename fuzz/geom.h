@@ -72,7 +72,7 @@
 enum geom_kind {
 	GEOM_DIFF,    /* engine, naive engine and model on mem: devices     */
 	GEOM_CRASH,   /* engine on a crash layer over mem:, and the model;
-			 presets GEOM_PRESETS.. are the pmem-like ones      */
+			 presets GEOM_PRESETS.. are the pmem ones (geom.h) */
 };
 #define GEOM_MAX_FILES 4
 #define GEOM_MAX_FILE (512u << 10)
