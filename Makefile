@@ -80,6 +80,14 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/test.o $(O)/libfsoracle.a
 	$(if $(V),,@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/tests/test.o $(O)/libfsoracle.a $(LIBS)
 
+# The program with the planted engine bugs (ref/plant.h), FSO_PLANT=NAME
+# choosing one at run time: for showing the soak and the property suites
+# find them (ci/planted).  Never part of `all` or build.sh.
+.PHONY: planted
+planted:
+	$(Q)$(MAKE) -s --no-print-directory O=out-planted \
+		EXTRA_CFLAGS="$(EXTRA_CFLAGS) -DFSO_PLANTED" out-planted/fsoracle
+
 # Fuzz targets (libFuzzer, AFL++, plain replay) have their own rules.
 -include fuzz/fuzz.mk
 

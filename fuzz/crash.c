@@ -1,8 +1,11 @@
 /*
  * crash.c - fuzz target `crash`: an op sequence on the engine over a
  * crash layer (hw.h: "crash:mem:..." for block semantics, 512-byte
- * atomic sectors; "crash[atomic=8]:mem:..." for pmem-like 8-byte atomic
- * stores), with every `crash` op in it a power cut chosen by the input:
+ * atomic sectors; "crash:pmem:..." for persistent memory through its
+ * real persist path, 8-byte atomic stores: geom.h), with every `cut` op
+ * a power cut inside the op it falls in (harness/cut.h: the model every
+ * loop shares, run by the checker) and every `crash` op a cut chosen by
+ * the input's header:
  * pending (not yet durable) writes survive or vanish as the cut says,
  * and the one in flight may be torn.  Then recovery (mount), and the
  * checker's rules (check.h): every file made durable and not changed
@@ -10,7 +13,7 @@
  * agrees with the model from there on.
  *
  *   input = header (geom.h bytes 0-2: preset, files, largest file,
- *           bit 0 of byte 2 = pmem-like; bytes 3-14: four cuts)
+ *           bit 0 of byte 2 = pmem; bytes 3-14: four cuts)
  *         + op records (binary.h)
  *
  * A cut is 3 bytes, used in turn by the sequence's crash ops:
@@ -30,8 +33,9 @@
  * number since the device was opened, so the same input would cut
  * differently after different earlier inputs.
  *
- * The text form has no words for a cut yet, so a finding here is kept
- * as this binary input (corpus/crash/), not as a text op log.
+ * The text form has no words for a header cut, so a finding at a crash
+ * op is kept as this binary input (corpus/crash/); one at a cut op
+ * replays from its text op log as is.
  */
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,9 @@
 #include "fuzz/geom.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ref/ref.h"
 
@@ -66,6 +68,18 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 	snprintf(p->dev, sizeof(p->dev), "%smem:%lluk",
 		 kind != GEOM_CRASH ? "" : pmem ? "crash[atomic=8]:" : "crash:",
 		 (unsigned long long)(p->dev_bytes >> 10));
+#ifndef FSO_NO_EXTERNAL_LIBS
+	/* the real persist path (hw/pmem.c), one file per process */
+	if (pmem) {
+		const char *dir = getenv("TMPDIR");
+
+		if (!dir || !dir[0])
+			dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+		snprintf(p->dev, sizeof(p->dev), "crash:pmem:%.120s/fso-crash-"
+			 "%ld-%u.img,size=%lluk", dir, (long)getpid(), i,
+			 (unsigned long long)(p->dev_bytes >> 10));
+	}
+#endif
 	n = (size_t)snprintf(p->mkfs, sizeof(p->mkfs),
 			     "bs=%u,maxrecs=%u,inodes=%u,journal=%u", p->bs,
 			     p->maxrecs, GEOM_INODES, p->journal);

@@ -9,7 +9,10 @@
  *          bits 2-4 largest file 4k << v (4k..512k)
  *   2      diff: the engine target's paths, bit p for ref.h's REF_PATH_p:
  *          set = its naive twin, clear = the optimized version;
- *          crash: bit 0 = pmem-like device (8-byte atomic writes)
+ *          crash: bit 0 = persistent memory: pmem: on a file in
+ *          /dev/shm (or $TMPDIR) through libpmem2, its real persist
+ *          path, 8-byte atomic stores; builds without libpmem2 (MSan,
+ *          OSS-Fuzz) a mem: device that tears in 8-byte units instead
  *   3      diff: bit p set = path p's optimized version is forced to
  *          take its fallback (only for a path byte 2 leaves optimized)
  *   4..14  the target's own (crash, from 3: its cut choices; diff:
@@ -69,7 +72,7 @@
 enum geom_kind {
 	GEOM_DIFF,    /* engine, naive engine and model on mem: devices     */
 	GEOM_CRASH,   /* engine on a crash layer over mem:, and the model;
-			 presets GEOM_PRESETS.. are the pmem-like ones      */
+			 presets GEOM_PRESETS.. are the pmem ones (geom.h) */
 };
 #define GEOM_MAX_FILES 4
 #define GEOM_MAX_FILE (512u << 10)
@@ -84,11 +87,12 @@ struct geom_preset {
 	uint64_t meta_bytes;          /* what mkfs and mount write: superblock,
 					 journal, inode table, bitmaps (and
 					 slack), rounded up to 4k            */
-	char dev[64];                 /* "mem:12544k", "crash:mem:12544k"   */
+	char dev[192];                /* "mem:12544k", "crash:mem:12544k",
+					 "crash:pmem:/dev/shm/fso-..."      */
 	char rtdev[32];               /* "mem:6272k", or "" for none        */
 	char mkfs[128];               /* "bs=512,maxrecs=4,inodes=16,..."   */
 	char mount[32];               /* "cache=8" or ""                    */
-	char targets[160];            /* engine:DEV,naive:DEV,model         */
+	char targets[416];            /* engine:DEV,naive:DEV,model         */
 };
 
 /* What one input asks for. */

@@ -22,7 +22,7 @@
 # forced to fall back, the rest naive), preset 36 (bs 512, rt extents of
 # 4 blocks; pagecache_truncate, forget and delalloc_cap optimized, forget
 # forced to fall back, the rest naive).
-# crash seeds: the same logs behind presets 0 and 3, block and pmem-like,
+# crash seeds: the same logs behind presets 0 and 3, block and pmem (pmem: through libpmem2),
 # and preset 44 (reflink), block, with every cut "keep all" (what
 # `fsoracle replay` does at a crash op; the fuzzer finds the cuts that
 # matter).

@@ -119,6 +119,8 @@ static void random_record(struct rng *r, uint8_t *rec, uint64_t kinds)
 		put_le32(rec + 12, rnd(r) & OP_ATTR_ALL);
 	else if (ki->uses & OP_USE_PATHS)
 		put_le32(rec + 12, rnd(r) & REF_PATHS_ALL);
+	else if (ki->uses & OP_USE_CUT) /* an early point, any seed */
+		put_le32(rec + 12, (uint32_t)OP_CUT_ARG(below(r, 16), rnd(r)));
 	else if (ki->uses & OP_USE_ARG)
 		put_le32(rec + 12, edge_value(r));
 }

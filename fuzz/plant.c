@@ -42,7 +42,7 @@ enum plant_kind plant_setup(const char *who, const char **bug)
 	}
 	fuzz_die("%s: FSO_PLANT=%s is no planted bug of this target (%s)", who,
 		 name, rigged ? "rt_truncate, pagecache_truncate, cow_end, "
-		 "forget, delalloc_cap; trunc_tail, punch_short, "
+		 "forget, delalloc_cap, pmem_fence; trunc_tail, punch_short, "
 		 "zero_keep_size, collapse_eio, audit_unlink" :
 		 "append_location, model_capacity");
 }

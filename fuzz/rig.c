@@ -4,7 +4,10 @@
  */
 #include "fuzz/rig.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -89,6 +92,17 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 	ret = target_list_open(r->p.targets, &env, r->t, &r->n, err, sizeof(err));
 	if (ret)
 		fuzz_die("cannot open targets %s: %s", r->p.targets, err);
+	{
+		/* a pmem file (geom.h) lives as long as its mapping */
+		size_t off, len;
+		char path[192];
+
+		if (hw_spec_path(r->p.dev, &off, &len)) {
+			snprintf(path, sizeof(path), "%.*s", (int)len,
+				 r->p.dev + off);
+			unlink(path);
+		}
+	}
 	for (int i = 0; i < r->n; i++) {
 		struct ref_fs *fs;
 
@@ -108,8 +122,12 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 		ret = hw_zero_out(ref_device(fs), 0, r->p.meta_bytes, 0);
 		if (!ret && kind == GEOM_CRASH)
 			ret = hw_flush(ref_device(fs));
+		/* crash: track below the layer, whose hw_crash_* calls (the
+		 * engine target's at cut and crash ops) must find it */
+		r->cut[i] = kind == GEOM_CRASH ? ref_device(fs) : NULL;
 		if (!ret)
-			ret = devtrack_attach(ref_device(fs), NULL, &r->dt[i]);
+			ret = devtrack_attach(r->cut[i] ? hw_layer_lower(r->cut[i]) :
+					      ref_device(fs), NULL, &r->dt[i]);
 		if (!ret && kind == GEOM_CRASH)
 			ret = crash_layer_warm(ref_device(fs));
 		/* mkfs writes nothing to a realtime device: it is all zeros. */
@@ -256,29 +274,36 @@ struct rig *rig_get(unsigned preset)
 
 struct hw_dev *rig_device_begin(struct rig *r)
 {
-	devtrack_suspend(r->dt[0]);
-	return devtrack_device(r->dt[0]);
+	return r->cut[0];
 }
 
 void rig_device_end(struct rig *r)
 {
-	devtrack_resume(r->dt[0]);
+	(void)r;
 }
 
-/* Each device of r through fn (devtrack_restore or _release), then the
- * crash layer's flush, so no later cut can undo the zeros. */
+/* Each device of r through fn (devtrack_restore or _release), below its
+ * crash layer, whose records are then forgotten. */
 static void rig_devices(struct rig *r, int (*fn)(struct devtrack *))
 {
+	static const struct hw_cut keep_all = { .kind = HW_CUT_KEEP_ALL };
 	int ret;
 
 	for (int i = 0; i < r->n; i++) {
 		if (!r->dt[i])
 			continue;
-		ret = r->rtdt[i] ? fn(r->rtdt[i]) : 0;
+		/* a cut armed and not reached: off, the power back on */
+		ret = 0;
+		if (r->cut[i] && hw_crash_set_plan(r->cut[i], NULL) == -EBUSY)
+			ret = hw_crash_cut(r->cut[i], &keep_all);
+		if (!ret && r->rtdt[i])
+			ret = fn(r->rtdt[i]);
 		if (!ret)
 			ret = fn(r->dt[i]);
-		if (!ret && r->kind == GEOM_CRASH)
-			ret = hw_flush(devtrack_device(r->dt[i]));
+		/* A crash layer keeps what is not durable yet: forget it now
+		 * (the restore went below it), so no later cut undoes it. */
+		if (!ret && r->cut[i])
+			ret = hw_flush(r->cut[i]);
 		if (ret)
 			fuzz_die("%s: restoring its device failed: %d",
 				 r->t[i]->name, ret);

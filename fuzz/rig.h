@@ -29,6 +29,9 @@ struct rig {
 	struct checker *c;
 	struct devtrack *dt[TARGET_MAX];
 	struct devtrack *rtdt[TARGET_MAX]; /* realtime devices (or NULL)   */
+	struct hw_dev *cut[TARGET_MAX]; /* crash: the crash layer, over the
+					   device dt tracks (its cuts and
+					   the engine's go through it)     */
 	struct op_seq meta;           /* header for failure logs            */
 	char round_mount[64];         /* the swarm mount options it has now */
 	uint64_t last_used;           /* input count when it last ran one   */
@@ -48,9 +51,9 @@ struct rig *rig_get(unsigned preset);
  */
 struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 		      struct fuzz_geom *g, const struct op_seq **seq);
-/* The engine's device (the top of its stack: the crash layer for
- * GEOM_CRASH), with the tracking shim out of the way for the duration of
- * hw_crash_* calls: rig_device_begin, the calls, rig_device_end. */
+/* The engine's crash layer (GEOM_CRASH), for hw_crash_* calls between
+ * rig_device_begin and rig_device_end; the tracking shim sits below it,
+ * so what a cut writes is tracked too. */
 struct hw_dev *rig_device_begin(struct rig *r);
 void rig_device_end(struct rig *r);
 /* After a sequence that passed: back to fresh for the next input. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define TAIL_BITS 4
+#define OP_RAW_ARG (OP_USE_ATTR | OP_USE_PATHS | OP_USE_CUT) /* unscaled */
 #define UNITS_MAX ((1u << (32 - TAIL_BITS)) - 1)
 
 /* Sub-512 byte tails, symmetric under t -> 512 - t (see binary.h). */
@@ -111,7 +112,7 @@ static void decode_record(const uint8_t *r, const struct op_geom *g,
 	op->pattern = r[3];
 	op->off = op_bin_unscale(le32(r + 4));
 	op->len = op_bin_unscale(le32(r + 8));
-	op->arg = (ki->uses & (OP_USE_ATTR | OP_USE_PATHS)) ? le32(r + 12) :
+	op->arg = (ki->uses & OP_RAW_ARG) ? le32(r + 12) :
 		  op_bin_unscale(le32(r + 12));
 	op_normalize(op);
 
@@ -174,7 +175,7 @@ static void encode_record(const struct op *in, const struct op_geom *g,
 	r[3] = op.pattern;
 	put32(r + 4, op_bin_scale(op.off, &ex));
 	put32(r + 8, op_bin_scale(op.len, &ex));
-	if (ki->uses & (OP_USE_ATTR | OP_USE_PATHS))
+	if (ki->uses & OP_RAW_ARG)
 		put32(r + 12, (uint32_t)op.arg);
 	else
 		put32(r + 12, op_bin_scale(op.arg, &ex));

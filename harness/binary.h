@@ -17,7 +17,14 @@
  *                             0 1 2 3 7 100 200 255 256 257 312 412
  *                             505 509 510 511
  *                          set_flag's arg is OP_ATTR_* bits, naive's
- *                          and fallback's REF_PATH_* bits, unscaled.
+ *                          and fallback's REF_PATH_* bits, cut's point
+ *                          (bits 15..0) and seed (bits 31..16), unscaled.
+ *
+ * Kinds count from 1 in enum order, and kind bytes past the last kind
+ * wrap, so a new kind changes what the bytes past the old last kind
+ * mean.  When cut (26) came, no input of corpus/ held a kind byte above
+ * 25 (the seeds are encoded, and encoding writes the kind itself), so
+ * every input kept its meaning; check the same before adding a kind.
  *
  * Decoding is total: every byte string decodes.  Values are clamped to
  * the geometry (off and arg <= max_file, off + len and arg + len <=

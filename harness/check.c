@@ -113,6 +113,7 @@ int check_reset(struct checker *c)
 	c->status = CHECK_OK;
 	c->stalled = 0;
 	c->dirty = c->touched = c->exists = 0;
+	c->cut_armed = 0;
 	return 0;
 }
 
@@ -712,14 +713,18 @@ static int simple_op(struct checker *c, const struct op *op, int64_t *result)
  */
 static int crash_op(struct checker *c, const struct op *op, int64_t *result)
 {
+	int ret = simple_op(c, op, result);
+
+	return ret ? ret : check_crash_adopt(c, result);
+}
+
+int check_crash_adopt(struct checker *c, int64_t *result)
+{
 	int src = -1, ret;
 
 	for (int i = 0; i < c->n && src < 0; i++)
 		if (c->t[i]->caps & TARGET_CRASHES)
 			src = i;
-	ret = simple_op(c, op, result);
-	if (ret)
-		return ret;
 	c->st.crashes++;
 	*result = 0;
 	if (src < 0) {
@@ -789,7 +794,8 @@ int check_op(struct checker *c, const struct op *in)
 	uint32_t fbit, f2bit;
 	uint64_t opno;
 	int64_t result = 0;
-	int ret;
+	uint32_t before = c->dirty;
+	int ret, cut = 0;
 
 	if (c->status)
 		return c->status;
@@ -834,6 +840,9 @@ int check_op(struct checker *c, const struct op *in)
 	case OP_CRASH:
 		ret = crash_op(c, &op, &result);
 		break;
+	case OP_CUT:
+		ret = check_cut_op(c, &op, &result, &cut);
+		break;
 	default:
 		ret = simple_op(c, &op, &result);
 		break;
@@ -867,7 +876,14 @@ int check_op(struct checker *c, const struct op *in)
 	} else if (op.kind == OP_SYNC && result == 0) {
 		c->dirty = 0;
 	}
-	switch (op.kind) {
+	if (!cut && op.kind != OP_CUT) {
+		int64_t adopted;
+
+		ret = check_cut_after(c, &op, before, &adopted, &cut);
+		if (ret || c->stalled)
+			return ret;
+	}
+	switch (cut ? OP_CRASH : op.kind) {
 	case OP_FSYNC:
 	case OP_FDATASYNC:
 	case OP_SYNC:

@@ -34,6 +34,8 @@ struct checker {
 	char own_mkfs[OP_HDR_STR];   /* the header's options at check_new      */
 	char own_mount[OP_HDR_STR];
 	char note[1024];             /* check_set_note                         */
+	int cut_armed;               /* a cut op waits for its point           */
+	unsigned cut_seed;           /* ... and cuts with this seed            */
 };
 
 /*
@@ -54,5 +56,23 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
  */
 uint64_t check_last_writer(const struct checker *c, uint64_t upto,
 			   unsigned file, uint64_t off);
+
+/*
+ * After a crash or a power cut on the targets that crash: adopt the
+ * recovered state of the first of them for every file not durable
+ * (check.c).  *result: the files adopted.  0 or a check status.
+ */
+int check_crash_adopt(struct checker *c, int64_t *result);
+
+/*
+ * Power cuts (check_cut.c): a cut op (*cut: it cut now), and the check
+ * after every other op of whether the power failed in it (before: the
+ * dirty files before the op; *cut: it did, everything was cut and
+ * recovered).  0 or a check status.
+ */
+int check_cut_op(struct checker *c, const struct op *op, int64_t *result,
+		 int *cut);
+int check_cut_after(struct checker *c, const struct op *op, uint32_t before,
+		    int64_t *result, int *cut);
 
 #endif

@@ -19,6 +19,14 @@
  * the op that was running when the power failed is undone in it: if
  * the op issued any I/O after the failure it did not finish, so what it
  * made durable is not, and every file it names is fair game.
+ *
+ * A cut here is the `cut` op's model (cut.h): exact is seed 0, subset
+ * s a 16-bit seed drawn from (seed, point, s), so the first failure of
+ * a sequence prints as an op log: the ops before the one the power
+ * failed in (a `crash` among them as `cut 0 0`: keep only what is
+ * durable), `cut P SEED` with P counted from there, that op, and a
+ * remount.  `fsoracle replay` repeats it and `fsoracle minimize`
+ * shrinks it.
  */
 #include "harness/cutall.h"
 
@@ -30,6 +38,7 @@
 #include <unistd.h>
 
 #include "harness/check_internal.h" /* the durable set, c->dirty */
+#include "harness/cut.h"
 #include "harness/rng.h"
 #include "harness/target.h"
 #include "harness/text.h"
@@ -47,6 +56,7 @@ struct cutall {
 	struct target_env env;
 	struct hw_crash_plan lies;     /* the broken device, if asked */
 	uint64_t points;
+	const uint64_t *at;            /* points issued by the end of op i */
 };
 
 /* One run's targets, checker and the engine's device. */
@@ -67,6 +77,10 @@ static int setup(struct cutall *x, char *err, size_t errlen)
 	if (h->rtdev[0])
 		return snprintf(err, errlen, "needs a realtime device (%s)",
 				h->rtdev), -EOPNOTSUPP;
+	for (size_t i = 0; i < x->seq->n; i++)
+		if (x->seq->ops[i].kind == OP_CUT)
+			return snprintf(err, errlen, "has cut ops (op %zu): "
+					"its own power cuts", i + 1), -EOPNOTSUPP;
 	if (h->dev[0] && strncmp(h->dev, "mem:", 4))
 		return snprintf(err, errlen, "written for device %s, not mem:",
 				h->dev), -EOPNOTSUPP;
@@ -264,36 +278,95 @@ static int count_points(struct cutall *x, const struct hw_crash_plan *plan,
 	return ret < 0 ? ret : 0;
 }
 
-/* The subset cut's seed for (point, subset): independent of the order. */
-static uint64_t subset_seed(uint64_t seed, uint64_t k, unsigned s)
+/* The subset cut's seed for (point, subset): independent of the order,
+ * never 0 (the exact cut's). */
+static unsigned subset_seed(uint64_t seed, uint64_t k, unsigned s)
 {
 	uint64_t z = seed ^ (k * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)s << 48);
 
-	return rng_splitmix64(&z);
+	return 1 + (unsigned)(rng_splitmix64(&z) % OP_CUT_MAX);
+}
+
+/*
+ * The op log of state (k, cut seed) failing in op stop (cut.h, and the
+ * top): printed under the failure line, and written to cfg->log_dir.
+ */
+static void print_log(struct cutall *x, uint64_t k, unsigned seed,
+		      size_t stop)
+{
+	const struct op_seq *seq = x->seq;
+	uint64_t before = stop ? x->at[stop - 1] : 0;
+	struct op cut = { .kind = OP_CUT }, remount = { .kind = OP_REMOUNT };
+	struct op_seq log;
+	char path[512] = "";
+	FILE *f;
+	int ok = 1;
+
+	op_seq_init(&log);
+	op_seq_copy_meta(&log, seq);
+	snprintf(log.hdr.dev, sizeof(log.hdr.dev), "%s%s",
+		 x->cfg->dev == CUTALL_PMEM ? "pmem:cutall.img,size=" :
+		 "crash:mem:", seq->hdr.dev[0] ? seq->hdr.dev + 4 : DEFAULT_SIZE);
+	snprintf(log.hdr.targets, sizeof(log.hdr.targets), "engine,model");
+	for (size_t i = 0; i < stop && ok; i++) {
+		struct op op = seq->ops[i];
+
+		if (op.kind == OP_CRASH)
+			op = (struct op){ .kind = OP_CUT };
+		ok = !op_seq_push(&log, &op);
+	}
+	cut.arg = OP_CUT_ARG(k - before, seed);
+	ok = ok && !op_seq_push(&log, &cut) &&
+	     !op_seq_push(&log, &seq->ops[stop]) && !op_seq_push(&log, &remount);
+	if (ok && x->cfg->out) {
+		fprintf(x->cfg->out, "  as an op log (fsoracle replay, "
+			"fsoracle minimize):\n");
+		op_text_write_header(&log.hdr, x->cfg->out);
+		op_text_write_ops(&log, x->cfg->out);
+	}
+	if (ok && x->cfg->log_dir) {
+		const char *base = strrchr(name_of(x), '/');
+
+		snprintf(path, sizeof(path), "%s/%s-cut%llu.ops",
+			 x->cfg->log_dir, base ? base + 1 : name_of(x),
+			 (unsigned long long)k);
+		f = fopen(path, "w");
+		if (f) {
+			op_text_write_header(&log.hdr, f);
+			op_text_write_ops(&log, f);
+			ok = fclose(f) == 0;
+		}
+		if (x->cfg->out)
+			fprintf(x->cfg->out, "  %s %s\n", f && ok ?
+				"written to" : "could not write", path);
+	}
+	op_seq_free(&log);
 }
 
 /* One crash state: power fails at point k (subset < 0: exact). */
 static int one_state(struct cutall *x, uint64_t k, int subset, char *err,
 		     size_t errlen)
 {
-	struct hw_crash_plan plan = x->lies;
-	struct hw_cut cut = { .kind = HW_CUT_DROP_ALL };
+	struct hw_crash_plan plan;
+	struct hw_cut cut;
 	struct op crash = { .kind = OP_CRASH }, remount = { .kind = OP_REMOUNT };
 	char how[64], opname[160] = "", what[700];
+	unsigned seed = subset < 0 ? 0 :
+			subset_seed(x->cfg->seed, k, (unsigned)subset);
 	struct run r;
 	int ret;
 
+	cut_model(OP_CUT_ARG(0, seed), &plan, &cut);
 	plan.fail_at = k;
-	plan.fail_before = subset >= 0;
-	if (subset >= 0) {
-		cut.kind = HW_CUT_RANDOM;
-		cut.tear = x->cfg->whole ? HW_TEAR_NONE : HW_TEAR_SEED;
-		cut.seed = subset_seed(x->cfg->seed, k, (unsigned)subset);
-		snprintf(how, sizeof(how), "subset %d (seed 0x%llx)", subset,
-			 (unsigned long long)cut.seed);
-	} else {
+	plan.lie_from = x->lies.lie_from;
+	plan.lie_count = x->lies.lie_count;
+	if (x->cfg->whole)
+		cut.tear = HW_TEAR_NONE;
+	if (subset >= 0)
+		snprintf(how, sizeof(how), "subset %d (cut seed %u)", subset,
+			 seed);
+	else
 		snprintf(how, sizeof(how), "exact");
-	}
 	ret = run_open(x, &r, &plan, err, errlen);
 	if (ret)
 		return ret;
@@ -320,6 +393,10 @@ static int one_state(struct cutall *x, uint64_t k, int subset, char *err,
 		fail(x, "%s: point %llu of %llu (in op %zu: %s), %s: %s",
 		     name_of(x), (unsigned long long)k,
 		     (unsigned long long)x->points, r.stop + 1, opname, how, what);
+		/* the first failure as a log, when the cut op can say it */
+		if (x->st->failures == 1 && !x->cfg->whole && !x->lies.lie_count &&
+		    r.stop < x->seq->n)
+			print_log(x, k, seed, r.stop);
 	}
 out:
 	if (x->cfg->progress) {
@@ -402,6 +479,7 @@ int cutall_run(const struct op_seq *seq, const struct cutall_cfg *cfg,
 			ret = count_points(&x, &x.lies, points, err, errlen);
 	}
 	x.points = seq->n ? points[seq->n - 1] : 0;
+	x.at = points;
 	st->points += x.points;
 	if (!ret && x.points)
 		ret = cut_all(&x, err, errlen);

@@ -57,7 +57,10 @@ struct cutall_cfg {
 	 * (1-based) is acknowledged without making anything durable.
 	 */
 	unsigned lie_sync;
-	FILE *out;              /* one line per failure (NULL: none)        */
+	FILE *out;              /* one line per failure, and the first as an
+				   op log (NULL: none)                      */
+	const char *log_dir;    /* the first failure's op log goes here too,
+				   as NAME-cutK.ops (NULL: printed only)    */
 	FILE *progress;         /* one character per state (NULL: none)     */
 };
 

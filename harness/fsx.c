@@ -308,7 +308,7 @@ int op_fsx_check_file(const struct op_seq *seq, unsigned file, char *err,
 			return -EINVAL;
 		}
 		if ((mine && (op->kind == OP_UNLINK || op->kind == OP_SET_FLAG)) ||
-		    op->kind == OP_CRASH) {
+		    op->kind == OP_CRASH || op->kind == OP_CUT) {
 			snprintf(err, errlen, "op #%zu (%s): fsx has no "
 				 "equivalent", i + 1, text);
 			return -EINVAL;

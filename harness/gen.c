@@ -20,7 +20,7 @@ const uint32_t gen_default_weight[OP_KIND_COUNT] = {
 	[OP_FSYNC] = 20,        [OP_FDATASYNC] = 10,    [OP_SYNC] = 5,
 	[OP_WRITEBACK] = 5,     [OP_DROP_CACHES] = 5,   [OP_REMOUNT] = 2,
 	[OP_CRASH] = 2,         [OP_SET_FLAG] = 0,      [OP_NAIVE] = 3,
-	[OP_FALLBACK] = 3,
+	[OP_FALLBACK] = 3,      [OP_CUT] = 1,
 };
 
 /* Swarm sizes when the caller gives no bound. */
@@ -491,6 +491,16 @@ void gen_next(struct gen *g, struct op *op)
 		}
 		if (op->arg + op->len > maxf)
 			op->arg = maxf > op->len ? maxf - op->len : 0;
+		break;
+	}
+	case OP_CUT: {
+		/* mostly inside the next op or two; now and then at once,
+		 * or further on; an exact cut (seed 0) one time in four */
+		unsigned pt = rng_below(r, 8) ? 1 + (unsigned)rng_below(r, 8) :
+			      (unsigned)rng_below(r, 65);
+
+		op->arg = OP_CUT_ARG(pt, rng_below(r, 4) ?
+				     1 + rng_below(r, OP_CUT_MAX) : 0);
 		break;
 	}
 	case OP_NAIVE:

@@ -46,6 +46,7 @@ static const struct op_kind_info kinds[OP_KIND_COUNT] = {
 	[OP_SET_FLAG]       = { "chattr", U_F | OP_USE_ATTR, OP_FL_CLEAR, 0 },
 	[OP_NAIVE]          = { "naive", OP_USE_PATHS, 0, 0 },
 	[OP_FALLBACK]       = { "fallback", OP_USE_PATHS, 0, 0 },
+	[OP_CUT]            = { "cut", OP_USE_CUT, 0, 0 },
 };
 
 const struct op_kind_info *op_kind_info(unsigned kind)
@@ -82,8 +83,10 @@ void op_normalize(struct op *op)
 		op->off = 0;
 	if (!(ki->uses & OP_USE_LEN))
 		op->len = 0;
-	if (!(ki->uses & (OP_USE_ARG | OP_USE_ATTR | OP_USE_PATHS)))
+	if (!(ki->uses & (OP_USE_ARG | OP_USE_ATTR | OP_USE_PATHS | OP_USE_CUT)))
 		op->arg = 0;
+	if (ki->uses & OP_USE_CUT)
+		op->arg &= OP_CUT_ARG(OP_CUT_MAX, OP_CUT_MAX);
 	if (ki->uses & OP_USE_ATTR)
 		op->arg &= OP_ATTR_ALL;
 	if (ki->uses & OP_USE_PATHS)

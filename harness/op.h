@@ -31,12 +31,26 @@
  *   sync, writeback, drop_caches, remount, crash   (no file)
  *   set_flag        yes                  OP_ATTR_* bits        CLEAR
  *   naive, fallback (no file)            REF_PATH_* bits
+ *   cut             (no file)            OP_CUT_ARG(point, seed)
  *
  * naive and fallback set the engine's seed-path switches (ref.h: which
  * paths take their naive twin, which are forced to their fallback), from
  * this op on; targets with one semantics (the model, a host directory)
  * accept them and change nothing, since no switch may change what a
  * reader sees.
+ *
+ * cut (text `cut POINT [SEED]`) is a power cut on every target that
+ * can crash (harness/cut.h has the model): the power fails at the
+ * POINT-th durability point (flush, FUA write, persist) the engine
+ * issues from here, inside whatever op issues it (0: now, before the
+ * next op), and right after that op the checker cuts and recovers as
+ * at `crash`.  SEED 0 keeps only what was durable; another SEED fails
+ * the power instead of the point and keeps a subset, drawn from the
+ * seed, of the writes since the point before, tearing the dropped ones
+ * in the device's atomic units.  `crash` is the gentler failure: every
+ * write issued survives and the engine loses only what it held in
+ * memory.  Targets without a power cut to take (the model) accept cut
+ * and change nothing.
  *
  * Every file an op names exists from its first use (as fsx's file does):
  * an op on a missing file creates it empty first, except open without
@@ -50,6 +64,13 @@
 
 #define OP_MAX_FILES 8          /* files per sequence: f0..f7          */
 #define OP_NAME_MAX  63         /* bytes in a file name (as ref.h)     */
+
+/* A cut's arg: the point (0..65535) and the seed (0..65535). */
+#define OP_CUT_ARG(point, seed) ((uint64_t)((point) & 0xffffu) | \
+				 (uint64_t)((seed) & 0xffffu) << 16)
+#define OP_CUT_POINT(arg) ((unsigned)((arg) & 0xffffu))
+#define OP_CUT_SEED(arg)  ((unsigned)(((arg) >> 16) & 0xffffu))
+#define OP_CUT_MAX 0xffffu
 
 /* Kinds.  The numbers are part of the binary form: append, never reorder. */
 enum op_kind {
@@ -79,6 +100,7 @@ enum op_kind {
 	OP_SET_FLAG,
 	OP_NAIVE,
 	OP_FALLBACK,
+	OP_CUT,                 /* a power cut at a durability point to come */
 	OP_KIND_COUNT           /* one past the last kind */
 };
 #define OP_KIND_MAX (OP_KIND_COUNT - 1)
@@ -118,6 +140,7 @@ struct op {
 #define OP_USE_FILE2   (1u << 4)
 #define OP_USE_ATTR    (1u << 5)  /* arg holds OP_ATTR_* bits          */
 #define OP_USE_PATHS   (1u << 6)  /* arg holds REF_PATH_* bits (ref.h)  */
+#define OP_USE_CUT     (1u << 7)  /* arg holds a cut's point and seed  */
 
 #define OP_DOES_SIZE   (1u << 0)  /* may change the file's size        */
 #define OP_DOES_DATA   (1u << 1)  /* may change the file's bytes       */

@@ -36,7 +36,8 @@ uint64_t check_last_writer(const struct checker *c, uint64_t upto,
 
 		if (r == CHECK_RES_SKIPPED || (r < 0 && op->kind != OP_PWRITE))
 			continue;
-		if (op->kind == OP_CRASH) {
+		if (op->kind == OP_CRASH ||
+		    (op->kind == OP_CUT && !OP_CUT_POINT(op->arg))) {
 			if ((uint64_t)r & (1u << file))
 				return i + 1; /* recovered state was adopted */
 			continue;
@@ -254,6 +255,7 @@ int check_write_log(const struct checker *c, const char *path)
 {
 	struct op_header h = c->log.hdr;
 	FILE *f = fopen(path, "w");
+	char line[400];
 	int ret;
 
 	if (!f)
@@ -263,9 +265,10 @@ int check_write_log(const struct checker *c, const char *path)
 	op_text_write_header(&h, f);
 	if (c->note[0])
 		fprintf(f, "# %s\n", c->note);
+	target_list_devnote(c->t, c->n, line, sizeof(line));
+	if (line[0])
+		fprintf(f, "# %s\n", line);
 	if (c->status) {
-		char line[400];
-
 		fprintf(f, "# fsoracle: %s (exit %d) between %s and %s\n",
 			check_status_name(c->status), c->status, c->fail.good,
 			c->fail.bad);

@@ -166,6 +166,10 @@ void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
 	env->mount = o->mount ? o->mount : h && h->mount[0] ? h->mount : NULL;
 	env->rtdev = o->rtdev ? o->rtdev : h && h->rtdev[0] ? h->rtdev : NULL;
 	env->keep_image = o->keep_image;
+	/* a log with cuts gets engines that take them (target.h) */
+	for (size_t i = 0; seq && i < seq->n; i++)
+		if (seq->ops[i].kind == OP_CUT)
+			env->power_cuts = 1;
 	*targets = o->targets ? o->targets : h && h->targets[0] ? h->targets :
 		   RUNOPTS_DEFAULT_TARGETS;
 }

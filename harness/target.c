@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw/hw.h"
+
 const char target_list_help[] =
 "Targets (comma-separated; the first model, else the first target, is the\n"
 "reference every other target is compared with):\n"
@@ -95,9 +97,7 @@ static int open_one(const char *spec, const struct target_env *env,
 	}
 	if ((klen == 6 && strncmp(spec, "engine", 6) == 0) ||
 	    (klen == 5 && strncmp(spec, "naive", 5) == 0))
-		return engine_target_new(arg ? arg : (env && env->dev && env->dev[0] ?
-				       env->dev : "mem:64m"),
-				       klen == 5, env, out, err, errlen);
+		return engine_target_new(arg, klen == 5, env, out, err, errlen);
 	if (klen == 4 && strncmp(spec, "host", 4) == 0)
 		return host_target_new(arg, out, err, errlen);
 	if (klen == 7 && strncmp(spec, "planted", 7) == 0) {
@@ -115,9 +115,111 @@ static int open_one(const char *spec, const struct target_env *env,
 	return -EINVAL;
 }
 
+/*
+ * Every engine target gets devices of its own.  The host paths claimed
+ * so far (file:, pmem:, zoned:file, zbd:): a path given once, by --dev,
+ * --rtdev or a log header, is suffixed for each engine target after the
+ * first that takes it ("pm.img" -> "pm.img.naive2" for target 2), and
+ * the target says so in its note; a path two targets name themselves is
+ * refused, as is a suffix under --keep-image (no such image was made).
+ */
+#define DEV_SPEC_MAX 512
+
+struct dev_claims {
+	char path[2 * TARGET_MAX][DEV_SPEC_MAX];
+	int n;
+};
+
+static int own_device(struct dev_claims *dc, const char *spec, int given,
+		      const char *target, int idx, int keep, char *out,
+		      size_t outlen, char *err, size_t errlen)
+{
+	size_t off, len, kl = strcspn(target, ":");
+	char path[DEV_SPEC_MAX];
+	int clash = 0;
+
+	snprintf(out, outlen, "%s", spec);
+	if (!hw_spec_path(spec, &off, &len))
+		return 0;
+	snprintf(path, sizeof(path), "%.*s", (int)len, spec + off);
+	for (int i = 0; i < dc->n; i++)
+		clash |= !strcmp(dc->path[i], path);
+	if (clash && given) {
+		snprintf(err, errlen, "target '%.60s': device file '%.200s' is "
+			 "another engine target's too; give each engine "
+			 "target its own", target, path);
+		return -EINVAL;
+	}
+	if (clash && keep) {
+		snprintf(err, errlen, "--keep-image: two engine targets on one "
+			 "image '%.200s'; give each its own (engine:file:A,"
+			 "naive:file:B)", path);
+		return -EINVAL;
+	}
+	if (clash &&
+	    ((size_t)snprintf(path, sizeof(path), "%.*s.%.*s%d", (int)len,
+			      spec + off, (int)kl, target, idx) >= sizeof(path) ||
+	     (size_t)snprintf(out, outlen, "%.*s%s%s", (int)off, spec, path,
+			      spec + off + len) >= outlen)) {
+		snprintf(err, errlen, "target '%.60s': device spec too long "
+			 "for a suffix", target);
+		return -ENAMETOOLONG;
+	}
+	if (dc->n < 2 * TARGET_MAX)
+		snprintf(dc->path[dc->n++], DEV_SPEC_MAX, "%s", path);
+	return clash;
+}
+
+/* An engine or naive target, its devices made its own (dev_claims). */
+static int open_engine(struct dev_claims *dc, const char *spec, int idx,
+		       const struct target_env *env, struct target **out,
+		       char *err, size_t errlen)
+{
+	const char *arg = strchr(spec, ':');
+	struct target_env e = { 0 };
+	char dev[DEV_SPEC_MAX], rt[DEV_SPEC_MAX];
+	int naive = !strncmp(spec, "naive", 5), keep, s1, s2 = 0, ret;
+
+	if (env)
+		e = *env;
+	keep = e.keep_image;
+	arg = arg && arg[1] ? arg + 1 : NULL;
+	s1 = own_device(dc, arg ? arg : e.dev && e.dev[0] ? e.dev : "mem:64m",
+			arg != NULL, spec, idx, keep, dev, sizeof(dev), err,
+			errlen);
+	if (s1 >= 0 && e.rtdev && e.rtdev[0]) {
+		s2 = own_device(dc, e.rtdev, 0, spec, idx, keep, rt, sizeof(rt),
+				err, errlen);
+		e.rtdev = rt;
+	}
+	if (s1 < 0 || s2 < 0)
+		return s1 < 0 ? s1 : s2;
+	ret = engine_target_new(dev, naive, &e, out, err, errlen);
+	if (!ret && (s1 || s2))
+		snprintf((*out)->devnote, sizeof((*out)->devnote), "%.90s%s%s%.90s",
+			 s1 ? dev : "", s1 && s2 ? " and " : "", s2 ? "rt " : "",
+			 s2 ? rt : "");
+	return ret;
+}
+
+void target_list_devnote(struct target *const *t, int n, char *buf,
+			 size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < n && used < len; i++)
+		if (t[i]->devnote[0])
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? ", " : "a device given "
+						 "once, made each engine "
+						 "target's own: ", t[i]->name);
+}
+
 int target_list_open(const char *list, const struct target_env *env,
 		     struct target **out, int *n, char *err, size_t errlen)
 {
+	struct dev_claims dc = { .n = 0 };
 	char buf[1024], *p;
 	int count = 0, ret = 0;
 	uint32_t bs = 0;
@@ -163,7 +265,12 @@ int target_list_open(const char *list, const struct target_env *env,
 			goto out_error;
 		}
 		snprintf(one, sizeof(one), "%.250s", p);
-		ret = open_one(one, env, &out[count], err, errlen);
+		if ((!strncmp(one, "engine", 6) && strchr(":", one[6])) ||
+		    (!strncmp(one, "naive", 5) && strchr(":", one[5])))
+			ret = open_engine(&dc, one, count, env, &out[count], err,
+					  errlen);
+		else
+			ret = open_one(one, env, &out[count], err, errlen);
 		if (ret)
 			goto out_error;
 		count++;

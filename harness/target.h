@@ -44,6 +44,10 @@
 
 struct target;
 
+#define TARGET_POWER_ON     0
+#define TARGET_POWER_FAILED 1
+#define TARGET_POWER_LOST   2
+
 /* One mapped range of a file (target_ops.ranges), in bytes. */
 #define TARGET_RANGE_DATA      0u  /* written: its bytes are the file's   */
 #define TARGET_RANGE_UNWRITTEN 1u  /* preallocated, reads as zeros        */
@@ -102,6 +106,14 @@ struct target_ops {
 	 * target cannot take them (a kept image is never formatted again).
 	 */
 	int (*set_round)(struct target *t, const char *mkfs, const char *mount);
+	/*
+	 * After a `cut` op (op.h) was applied: TARGET_POWER_ON while the
+	 * power has not failed yet (or no cut is armed), TARGET_POWER_FAILED
+	 * once it has, TARGET_POWER_LOST when I/O was issued after the
+	 * failure too (the op in progress did not finish durably).  NULL:
+	 * the power never fails.
+	 */
+	int (*power)(struct target *t);
 	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
 	int (*reset)(struct target *t);
 	void (*destroy)(struct target *t);
@@ -114,6 +126,8 @@ struct target {
 	uint32_t blocksize;       /* alignment unit: collapse/insert/clone/xchg */
 	uint32_t caps;            /* TARGET_*                                */
 	char note[160];           /* why ops are unsupported (for reports)   */
+	char devnote[200];        /* a device given once, made this target's
+				     own: its spec (see target_list_open)   */
 	char names[OP_MAX_FILES][OP_NAME_MAX + 1]; /* file names used       */
 };
 
@@ -126,6 +140,10 @@ struct target_env {
 	int keep_image;           /* engine on a persistent device (file:):
 				     mount what is there instead of mkfs,
 				     and reset by unlinking our files        */
+	int power_cuts;           /* engines stack a crash layer on their
+				     device (not null:, zbd:) and take `cut`
+				     ops (harness/cut.h); without it they
+				     list cut as unsupported                */
 };
 
 /* Constructors.  0 or -errno with one line in err. */
@@ -160,6 +178,15 @@ struct ref_fs *engine_target_fs(struct target *t);
 int target_list_open(const char *list, const struct target_env *env,
 		     struct target **out, int *n, char *err, size_t errlen);
 void target_list_close(struct target **t, int n);
+/*
+ * Engine targets given one device file (by --dev, --rtdev or a log
+ * header) each get their own: the path gets a suffix for every engine
+ * target after the first (".naive2": the kind and the target's place),
+ * and an explicit device two targets both name is refused.  What was
+ * suffixed, as one line for the log and the user ("" when nothing).
+ */
+void target_list_devnote(struct target *const *t, int n, char *buf,
+			 size_t len);
 /* The list syntax, for --help texts. */
 extern const char target_list_help[];
 

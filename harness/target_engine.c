@@ -29,6 +29,19 @@
  * whatever a `naive` op says, so it stays the all-naive twin a mix is
  * compared with.
  *
+ * Power cuts (target_env.power_cuts): the data device gets a crash layer
+ * ("crash:" + its spec, unless the spec has one; not on null:, whose
+ * data is gone anyway, nor zoned: and zbd:, where a plan cannot be armed
+ * and a zone cannot always be rewound) and `cut` ops go through it as
+ * harness/cut.h says: the point arms a plan, the seed picks the cut, and
+ * the cut the checker asks for after the failure is abandon, cut, mount.
+ * An engine with a realtime device takes no cuts yet: the two devices
+ * would have to lose power together (a realtime device that runs on
+ * after the data device's power failed is a state no machine reaches,
+ * and the checker called one such state an audit failure).
+ * `crash` keeps every write issued (a cut that keeps all).  Without the
+ * layer, cut is unsupported.
+ *
  * With a realtime device, collapse and insert must be rt-extent-aligned
  * on realtime files (as XFS); the model has one alignment unit for all
  * files, so the target reports the rt extent size as its blocksize and
@@ -41,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/cut.h"
 #include "hw/hw.h"
 #include "ref/ref.h"
 
@@ -60,6 +74,8 @@ struct engine {
 	uint32_t base_fallback;
 	char own_mkfs[OP_HDR_STR];   /* the options the target was made with */
 	char own_mount[OP_HDR_STR];
+	int cuts;                    /* a crash layer: cut ops cut (see top)  */
+	int armed;                   /* a cut's plan waits for its point      */
 	char msg[200];               /* the engine's last message line        */
 	char *audit_msg;             /* where audit() collects its first line */
 	size_t audit_len;
@@ -164,9 +180,51 @@ static int do_mkfs_mount(struct engine *e)
 		e->fs = NULL;
 	}
 	ret = ref_mkfs(e->dev, &e->mkfs);
-	if (ret)
-		return ret;
-	return do_mount(e);
+	if (!ret)
+		ret = do_mount(e);
+	/* a cut never reaches back past a fresh filesystem */
+	return !ret && e->cuts ? hw_flush(e->dev) : ret;
+}
+
+/*
+ * A cut op: arm its plan (point > 0 on a device that takes one), or cut
+ * now (point 0, or the cut the checker asks for once the power failed:
+ * the armed seed).  A crash op cuts keeping all.
+ */
+static int engine_cut(struct engine *e, const struct op *op)
+{
+	struct hw_crash_plan plan;
+	struct hw_cut cut;
+	int ret;
+
+	cut_model(op->kind == OP_CUT ? op->arg : 0, &plan, &cut);
+	if (op->kind == OP_CRASH)
+		cut.kind = HW_CUT_KEEP_ALL;
+	if (op->kind == OP_CUT) {
+		/* a new cut replaces an armed one (-EBUSY: it failed already) */
+		int off = hw_crash_set_plan(e->dev, NULL) == -EBUSY;
+
+		e->armed = 0;
+		if (plan.fail_at && !off && !hw_crash_set_plan(e->dev, &plan)) {
+			e->armed = 1;
+			return 0;
+		}
+	}
+	if (e->fs)
+		ref_abandon(e->fs);
+	e->fs = NULL;
+	ret = hw_crash_cut(e->dev, &cut);
+	return ret ? ret : do_mount(e);
+}
+
+static int engine_power(struct target *t)
+{
+	struct engine *e = to_engine(t);
+	struct hw_crash_info ci;
+
+	if (!e->armed || hw_crash_info(e->dev, &ci) || !ci.power_off)
+		return TARGET_POWER_ON;
+	return ci.lost ? TARGET_POWER_LOST : TARGET_POWER_FAILED;
 }
 
 /* The inode of file i; create it when asked and missing. */
@@ -286,6 +344,8 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		return -EOPNOTSUPP;
 	if (op->kind == OP_NAIVE || op->kind == OP_FALLBACK)
 		return set_paths(e, op);
+	if (op->kind == OP_CUT || (op->kind == OP_CRASH && e->cuts))
+		return engine_cut(e, op);
 	if (!e->fs && op->kind != OP_CRASH && op->kind != OP_REMOUNT)
 		return -EIO; /* a failed mount left no filesystem */
 
@@ -591,6 +651,13 @@ static int engine_reset(struct target *t)
 
 	e->mnt.naive = e->base_naive;
 	e->mnt.fallback = e->base_fallback;
+	if (e->armed) { /* a round ends: no power failure carries over */
+		e->armed = 0;
+		hw_crash_set_plan(e->dev, NULL);
+		ret = hw_crash_cut(e->dev, NULL);
+		if (ret)
+			return ret;
+	}
 	if (!e->keep)
 		return do_mkfs_mount(e);
 	if (e->fs)
@@ -631,9 +698,29 @@ static const struct target_ops engine_ops = {
 	.space = engine_space,
 	.set_round = engine_set_round,
 	.audit = engine_audit,
+	.power = engine_power,
 	.reset = engine_reset,
 	.destroy = engine_destroy,
 };
+
+/* The data device, with a crash layer for power cuts (see the top). */
+static int open_data_dev(struct engine *e, const char *dev, int cuts,
+			 char *err, size_t errlen)
+{
+	char spec[600];
+	int ret;
+
+	if (cuts && strncmp(dev, "null:", 5) && strncmp(dev, "zbd:", 4) &&
+	    strncmp(dev, "zoned:", 6) &&
+	    !strstr(dev, "crash:") && !strstr(dev, "crash[") &&
+	    (size_t)snprintf(spec, sizeof(spec), "crash:%s", dev) < sizeof(spec))
+		dev = spec;
+	ret = hw_open(dev, &e->dev, err, errlen);
+	e->cuts = !ret && hw_crash_pending(e->dev) >= 0;
+	if (!e->cuts)
+		e->t.unsupported |= 1ull << OP_CUT;
+	return ret;
+}
 
 int engine_target_new(const char *dev, int naive, const struct target_env *env,
 		      struct target **out, char *err, size_t errlen)
@@ -658,7 +745,9 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 		 env && env->mkfs ? env->mkfs : "");
 	snprintf(e->own_mount, sizeof(e->own_mount), "%s",
 		 env && env->mount ? env->mount : "");
-	ret = hw_open(dev, &e->dev, err, errlen);
+	/* with a realtime device no cuts yet: see the top */
+	ret = open_data_dev(e, dev, env && env->power_cuts &&
+			    !(env->rtdev && env->rtdev[0]), err, errlen);
 	if (!ret && env && env->rtdev && env->rtdev[0])
 		ret = hw_open(env->rtdev, &e->rtdev, err, errlen);
 	if (!ret)

@@ -661,6 +661,23 @@ int op_parse_line(struct op_parser *p, const char *line, struct op *out,
 		op.arg = mask;
 		break;
 	}
+	case OP_CUT: {
+		uint64_t v[2] = { 0, 0 };
+
+		ret = split_args(&ln, "", 2, &ps, vt, err, errlen);
+		if (!ret)
+			ret = want_pos(&ln, &ps, 1, "cut POINT [SEED]", err, errlen);
+		for (unsigned i = 0; !ret && i < ps.npos; i++) {
+			ret = parse_num(ps.pos[i], &v[i], err, errlen);
+			if (!ret && v[i] > OP_CUT_MAX)
+				ret = fail(err, errlen, ps.pos[i]->col, "%s above "
+					   "%u", i ? "seed" : "point", OP_CUT_MAX);
+		}
+		if (ret)
+			return ret;
+		op.arg = OP_CUT_ARG(v[0], v[1]);
+		break;
+	}
 	default: {
 		/* close, fsync, fdatasync: the current file; the rest: none. */
 		ret = split_args(&ln, "", 0, &ps, vt, err, errlen);
@@ -792,6 +809,9 @@ int op_format(const struct op *op, const struct op_seq *seq, char *buf,
 		ref_format_paths((uint32_t)op->arg, list, sizeof(list));
 		return snprintf(buf, len, "%s %s", name, list);
 	}
+	case OP_CUT:
+		return snprintf(buf, len, "cut %u %u", OP_CUT_POINT(op->arg),
+				OP_CUT_SEED(op->arg));
 	default:
 		return snprintf(buf, len, "%s", name);
 	}

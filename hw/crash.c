@@ -84,6 +84,7 @@ struct crash_dev {
 	uint64_t plan_points;  /* durability points issued under the plan */
 	bool power_off;        /* the plan's failure happened              */
 	uint64_t lost;         /* I/Os since (none reached the media)      */
+	uint64_t key_base;     /* the oldest pending write's seq, at a cut */
 };
 
 enum fate { KEEP, DROP, TEAR };
@@ -484,13 +485,24 @@ static bool coin(uint64_t seed, uint64_t a, uint64_t b)
 	return mix(seed ^ mix(a ^ mix(b))) & 1;
 }
 
+/*
+ * The write a coin is keyed by: its number since the device opened, or
+ * with cut.relative its distance from the oldest pending write, which
+ * the same ops give on any device, whatever ran before them.
+ */
+static uint64_t key(const struct crash_dev *cd, const struct hw_cut *c,
+		    const struct crash_rec *r)
+{
+	return c->relative ? r->seq - cd->key_base : r->seq;
+}
+
 /* Does unit k (ordinal in r) of absolute index u survive a tear? */
-static bool unit_kept(const struct hw_cut *c, const struct crash_rec *r,
-		      uint64_t k, uint64_t u)
+static bool unit_kept(const struct crash_dev *cd, const struct hw_cut *c,
+		      const struct crash_rec *r, uint64_t k, uint64_t u)
 {
 	if (c->tear == HW_TEAR_UNITS)
 		return k < c->units;
-	return coin(c->seed, r->seq, u);
+	return coin(c->seed, key(cd, c, r), u);
 }
 
 /*
@@ -560,7 +572,9 @@ static void decide(const struct crash_dev *cd, const struct hw_cut *c,
 		case HW_CUT_KEEP_ALL: keep = true; break;
 		case HW_CUT_PREFIX:   keep = pi < c->n; break;
 		case HW_CUT_MARK:     keep = r->seq < c->n; break;
-		case HW_CUT_RANDOM:   keep = coin(c->seed, r->seq, UINT64_MAX); break;
+		case HW_CUT_RANDOM:
+			keep = coin(c->seed, key(cd, c, r), UINT64_MAX);
+			break;
 		case HW_CUT_MASK:
 			keep = pi < c->mask_bits &&
 			       (c->mask[pi / 8] >> (pi % 8) & 1);
@@ -615,7 +629,7 @@ static int cut_zones(struct crash_dev *cd, const struct hw_cut *c,
 			lost = true;
 			for (bool f = true; fate[j] == TEAR &&
 			     unit_next(r, cd->atomic, &it, f) &&
-			     unit_kept(c, r, it.k, it.u); f = false)
+			     unit_kept(cd, c, r, it.k, it.u); f = false)
 				wp = it.b;
 		}
 		if (wp < end) {
@@ -660,7 +674,7 @@ static int cut_plain(struct crash_dev *cd, const struct hw_cut *c,
 			continue;
 		}
 		for (bool f = true; unit_next(r, cd->atomic, &it, f); f = false) {
-			if (!unit_kept(c, r, it.k, it.u))
+			if (!unit_kept(cd, c, r, it.k, it.u))
 				continue;
 			rc = put_bytes(cd, it.a,
 				       r->data ? r->data + (it.a - r->off) : NULL,
@@ -714,6 +728,10 @@ int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
 		rc = -ENOMEM;
 		goto out;
 	}
+	cd->key_base = cd->next_seq;
+	for (size_t i = cd->nrec; i-- > 0;)
+		if (!cd->rec[i].durable)
+			cd->key_base = cd->rec[i].seq;
 	decide(cd, cut, fate);
 	/* Zones first: a device that cannot rewind fails before any change. */
 	rc = cut_zones(cd, cut, fate, done);

@@ -464,6 +464,46 @@ static int open_spec(const char *spec, unsigned depth, struct hw_dev **out,
 	return 0;
 }
 
+int hw_spec_path(const char *spec, size_t *off, size_t *len)
+{
+	const char *p = spec, *q;
+	size_t klen;
+	bool layer = true;
+
+	while (layer) {
+		klen = strcspn(p, ":[");
+		layer = false;
+		for (size_t i = 0; i < NLAYERS; i++)
+			if (kind_is(layers[i]->kind, p, klen))
+				layer = true;
+		if (!layer)
+			break;
+		p += klen;
+		if (*p == '[' && (p = strchr(p, ']')) == NULL)
+			return 0;
+		if (*p == ']')
+			p++;
+		if (*p++ != ':')
+			return 0;
+	}
+	if (p[klen] != ':')
+		return 0;
+	if (kind_is("zoned", p, klen)) {
+		q = strstr(p, ",path=");
+		if (!q)
+			return 0;
+		p = q + 6;
+	} else if (kind_is("file", p, klen) || kind_is("pmem", p, klen) ||
+		   kind_is("zbd", p, klen)) {
+		p += klen + 1;
+	} else {
+		return 0;
+	}
+	*off = (size_t)(p - spec);
+	*len = strcspn(p, ",");
+	return *len > 0;
+}
+
 int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen)
 {
 	if (err && errlen)

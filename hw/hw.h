@@ -172,6 +172,15 @@ struct hw_dev {
  * 4096.  On error returns -errno and writes one line to err (if non-NULL).
  */
 int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen);
+/*
+ * Where spec names a host path (file:PATH, pmem:PATH, zbd:PATH,
+ * zoned:file,path=PATH, under any layers): 1 with the path's place in
+ * spec at [*off, *off + *len), else 0 (mem:, null:, zoned:mem, ...).
+ * Two engines given one such spec would share the device.
+ */
+int hw_spec_path(const char *spec, size_t *off, size_t *len);
+/* The device a layer stacks on; NULL when dev is a backend. */
+struct hw_dev *hw_layer_lower(struct hw_dev *dev);
 void hw_close(struct hw_dev *dev);
 
 int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len);
@@ -264,6 +273,10 @@ struct hw_cut {
 	uint64_t mask_bits;
 	enum hw_tear tear;
 	uint64_t units;         /* HW_TEAR_UNITS                             */
+	bool relative;          /* RANDOM and HW_TEAR_SEED draw by a write's
+				   place from the oldest pending one, not its
+				   number since the device opened: the same
+				   ops cut alike on a fresh device           */
 };
 
 struct hw_crash_info {

@@ -149,8 +149,6 @@ extern const struct hw_layer_kind hw_crash_layer;
 extern const struct hw_layer_kind hw_faulty_layer;
 extern const struct hw_layer_kind hw_log_layer;
 
-/* The lower device of dev if dev is a layer, else NULL. */
-struct hw_dev *hw_layer_lower(struct hw_dev *dev);
 /* The topmost device in dev's stack whose ops are ops, or NULL. */
 struct hw_dev *hw_layer_find(struct hw_dev *dev, const struct hw_ops *ops);
 /* Fill the head of a layer: ops, the lower device's geometry. */

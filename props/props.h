@@ -435,6 +435,14 @@ int props_targets_close_hook(const struct props_info *info, void *env);
  */
 int props_check_ops(struct props_trial *t, struct props_targets *pt,
 		    const struct op_seq *seq, const struct check_cfg *cc);
+/*
+ * Every realtime extent of files f0..f(nfiles-1) of engine target e
+ * covers at most the append limit its zoned device reports (hw.h's
+ * max_append), not the engine's own copy (props/appendcap.c).  PASS
+ * without a zoned realtime device; FAIL with the extent in the note.
+ */
+int props_append_limit_held(struct props_trial *t, struct target *e,
+			    unsigned nfiles);
 
 /* ---- suites ---- */
 

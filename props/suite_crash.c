@@ -30,6 +30,16 @@
  *   crash_device_runs_on_after_cut  after a cut, new writes and a second
  *                                 DROP_ALL cut leave the first cut's image
  *                                 plus the new durable writes
+ *   crash_engine_cut_keeps_fsynced  the engine against the model through
+ *                                 the checker, with `cut` ops (the power
+ *                                 cut model of every loop, harness/cut.h)
+ *                                 among data, sync, crash and remount
+ *                                 ops; the input's first bit picks the
+ *                                 device: crash:mem: (0) or crash:pmem:
+ *                                 through its real persist path (1; an
+ *                                 8-byte-tearing mem: without libpmem2):
+ *                                 every fsynced file reads back after each
+ *                                 cut and the audit passes
  */
 #include "props/props.h"
 
@@ -39,7 +49,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness/cut.h"
 #include "hw/hw.h"
+#include "ref/ref.h"
 
 #define DEV_BYTES  (64 * 1024)
 #define SECTOR     512u
@@ -522,6 +534,98 @@ static struct gen_env pmem_env = { .pmem = 1 };
 static const struct props_type pmem_seq = SEQ_TYPE(&pmem_env);
 #endif
 
+/* ---- the engine under cut ops ---- */
+
+#define CUT_MKFS "bs=4k,maxrecs=4,inodes=64,journal=64"
+
+static char cut_pmem_spec[200];
+static struct props_targets cut_block = {
+	.list = "engine,model", .dev = "crash:mem:8m", .mkfs = CUT_MKFS,
+};
+static struct props_targets cut_pmem = {
+	.list = "engine,model", .dev = cut_pmem_spec, .mkfs = CUT_MKFS,
+};
+
+static const struct props_ops_env cut_env = {
+	.max_file = 256 * 1024, .nfiles = 3,
+	.kinds = PROPS_KINDS_DATA | PROPS_KINDS_DURABLE | PROPS_KIND(OP_UNLINK) |
+		 PROPS_KIND(OP_CUT) | PROPS_KIND(OP_CRASH) |
+		 PROPS_KIND(OP_REMOUNT),
+	.max_ops = 48, .avg_ops = 16, .mkfs = CUT_MKFS, .targets = "engine,model",
+};
+
+/* The pmem device of this process (a file in /dev/shm or $TMPDIR). */
+static const char *pmem_spec(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	if (cut_pmem_spec[0])
+		return cut_pmem_spec;
+#ifdef FSO_NO_EXTERNAL_LIBS
+	(void)dir;
+	snprintf(cut_pmem_spec, sizeof(cut_pmem_spec), "crash[atomic=8]:mem:8m");
+#else
+	if (!dir || !dir[0])
+		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(cut_pmem_spec, sizeof(cut_pmem_spec),
+		 "crash:pmem:%.150s/fso-props-cut-%ld.img,size=8m", dir,
+		 (long)getpid());
+#endif
+	return cut_pmem_spec;
+}
+
+/* An op sequence, its header naming the device the first bit picks. */
+static int cut_ops_alloc(struct props_trial *t, void *env, void **out)
+{
+	int pmem = (int)props_bits(t, 1);
+	int r = props_ops_alloc(t, env, out);
+	struct op_seq *seq = *out;
+
+	if (r == PROPS_PASS)
+		snprintf(seq->hdr.dev, sizeof(seq->hdr.dev), "%s",
+			 pmem ? pmem_spec() : cut_block.dev);
+	return r;
+}
+
+static const struct props_type cut_ops = {
+	.name = "ops", .alloc = cut_ops_alloc, .free = props_ops_free,
+	.print = props_ops_print, .env = (void *)&cut_env,
+};
+
+static int engine_cut_keeps_fsynced(struct props_trial *t, void *inst)
+{
+	const struct op_seq *seq = inst;
+	struct props_targets *pt = strcmp(seq->hdr.dev, cut_block.dev) ?
+				   &cut_pmem : &cut_block;
+	char err[256];
+	size_t off, len;
+
+	if (pt == &cut_pmem && !pt->open) {
+		char path[200];
+
+		pmem_spec();
+		if (props_targets_get(pt, err, sizeof(err))) {
+			props_note(t, "targets on %s: %s", pt->dev, err);
+			return PROPS_ERROR;
+		}
+		/* the mapping keeps the file as long as the targets */
+		if (hw_spec_path(pt->dev, &off, &len)) {
+			snprintf(path, sizeof(path), "%.*s", (int)len,
+				 pt->dev + off);
+			unlink(path);
+		}
+	}
+	return props_check_ops(t, pt, seq, NULL);
+}
+
+static int cut_targets_close(const struct props_info *info, void *env)
+{
+	(void)info, (void)env;
+	props_targets_close(&cut_block);
+	props_targets_close(&cut_pmem);
+	return PROPS_HOOK_CONTINUE;
+}
+
 static const struct props_prop props[] = {
 	{
 		.name = "crash_block_cut_image_exact",
@@ -543,6 +647,14 @@ static const struct props_prop props[] = {
 		.doc = "after a cut, new writes and a second drop-all cut "
 		       "leave the cut image plus the new durable writes",
 		.cfg = { .prop1 = cut_image_exact, .types = { &runs_on_seq } },
+	},
+	{
+		.name = "crash_engine_cut_keeps_fsynced",
+		.doc = "engine vs model with cut ops on crash:mem: or (first "
+		       "bit) crash:pmem:'s persist path: fsynced files survive "
+		       "every cut, the audit passes",
+		.cfg = { .prop1 = engine_cut_keeps_fsynced, .types = { &cut_ops },
+			 .hooks = { .run_post = cut_targets_close } },
 	},
 };
 

@@ -20,6 +20,12 @@
  *                               every file realtime on a zoned device
  *                               with 16 KiB appends and 96 KiB zones
  *                               (reclaim), two of three compressed
+ *   delalloc_zoned_extents_within_device_append_limit
+ *                               the zoned sequences, then every realtime
+ *                               extent of both engines walked from
+ *                               outside: none covers more device bytes
+ *                               than the device reports as its largest
+ *                               append (not the engine's own copy)
  *   delalloc_calls_follow_the_seed_formula
  *                               one write of L blocks, then sync, on a
  *                               zoned device with an append limit of A
@@ -121,6 +127,16 @@ static int plain_agrees(struct props_trial *t, void *arg)
 static int zoned_agrees(struct props_trial *t, void *arg)
 {
 	return with_flags(t, &zoned_pt, arg, OP_ATTR_REALTIME);
+}
+
+/* The zoned sequences, then the device's append limit on both engines. */
+static int zoned_within_limit(struct props_trial *t, void *arg)
+{
+	int res = with_flags(t, &zoned_pt, arg, OP_ATTR_REALTIME);
+
+	for (int i = 0; i < 2 && res == PROPS_PASS; i++)
+		res = props_append_limit_held(t, zoned_pt.t[i], NFILES);
+	return res;
 }
 
 /* ---- the formula ---- */
@@ -311,6 +327,14 @@ static const struct props_prop props[] = {
 		.doc = "realtime files on a tiny zoned device with delalloc "
 		       "(two compressed): twins and model agree, audits clean",
 		.cfg = PROPS_TARGETS_CFG(zoned_agrees, &zoned_ops, &zoned_pt),
+	},
+	{
+		.name = "delalloc_zoned_extents_within_device_append_limit",
+		.doc = "after the zoned sequences no realtime extent of either "
+		       "engine covers more than the device's reported append "
+		       "limit",
+		.cfg = PROPS_TARGETS_CFG(zoned_within_limit, &zoned_ops,
+					 &zoned_pt),
 	},
 	{
 		.name = "delalloc_calls_follow_the_seed_formula",

@@ -17,6 +17,19 @@
  *   pcache_truncate_batched_is_cheaper  no more lock rounds or mark
  *                                    clears than the naive twin, node
  *                                    visits at most 2 x height more
+ *
+ * And the data the cache serves, on the engine against the model through
+ * the checker with a verify of every file after every op: writes,
+ * reads, truncates to any byte (a cached partial EOF page must read
+ * zeros past the new size, also after it grows again), punches,
+ * writeback and drop_caches, fsync and remount, through a page cache of
+ * 4 pages on 512-byte blocks, so nearly every op evicts and refaults:
+ *
+ *   pcache_contents_match_model      every byte read, after every op,
+ *                                    is the model's
+ *   pcache_delalloc_contents_match_model  the same with delalloc: dirty
+ *                                    pages wait for writeback or eviction
+ *                                    before they have blocks
  */
 #include "props/props.h"
 
@@ -293,6 +306,47 @@ static int batched_cheaper(struct props_trial *t, void *arg)
 	return res;
 }
 
+/* ---- contents through the cache, against the model ---- */
+
+#define PC_MKFS "bs=512,maxrecs=4,inodes=64,journal=64"
+
+static struct props_targets pc_plain = {
+	.list = "engine,model", .dev = "mem:8m", .mkfs = PC_MKFS,
+	.mount = "pagecache=4",
+};
+static struct props_targets pc_delalloc = {
+	.list = "engine,model", .dev = "mem:8m", .mkfs = PC_MKFS,
+	.mount = "pagecache=4,delalloc",
+};
+
+static const struct props_ops_env pc_env = {
+	.max_file = 64 * 1024, .nfiles = 2,
+	.kinds = PROPS_KINDS_DATA | PROPS_KIND(OP_WRITEBACK) |
+		 PROPS_KIND(OP_DROP_CACHES) | PROPS_KIND(OP_FSYNC) |
+		 PROPS_KIND(OP_REMOUNT),
+	.max_ops = 48, .avg_ops = 16, .dev = "mem:8m", .mkfs = PC_MKFS,
+	.targets = "engine,model",
+};
+static const struct props_type pc_ops = PROPS_OPS_TYPE(&pc_env);
+
+static int contents_match(struct props_trial *t, struct props_targets *pt,
+			  void *seq)
+{
+	const struct check_cfg cc = { .verify_each_op = 1 };
+
+	return props_check_ops(t, pt, seq, &cc);
+}
+
+static int plain_contents(struct props_trial *t, void *seq)
+{
+	return contents_match(t, &pc_plain, seq);
+}
+
+static int delalloc_contents(struct props_trial *t, void *seq)
+{
+	return contents_match(t, &pc_delalloc, seq);
+}
+
 static const struct props_prop props[] = {
 	{
 		.name = "pcache_truncate_twins_agree",
@@ -305,6 +359,21 @@ static const struct props_prop props[] = {
 		.doc = "the batched truncate takes no more lock rounds or mark "
 		       "clears than the naive twin, and about its node visits",
 		.cfg = { .prop1 = batched_cheaper, .types = { &case_type } },
+	},
+	{
+		.name = "pcache_contents_match_model",
+		.doc = "through a 4-page cache (evict, refault, truncate of a "
+		       "cached partial page, writeback, drop_caches) every "
+		       "byte read after every op is the model's",
+		.cfg = { .prop1 = plain_contents, .types = { &pc_ops },
+			 .hooks = PROPS_TARGETS_HOOKS(&pc_plain), .trials = 300 },
+	},
+	{
+		.name = "pcache_delalloc_contents_match_model",
+		.doc = "the same with delalloc: dirty pages without blocks "
+		       "until writeback or eviction",
+		.cfg = { .prop1 = delalloc_contents, .types = { &pc_ops },
+			 .hooks = PROPS_TARGETS_HOOKS(&pc_delalloc), .trials = 300 },
 	},
 };
 

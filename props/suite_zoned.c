@@ -31,6 +31,14 @@
  *                                 in the op's report window
  *   zoned_data_matches_rules      every read, and every zone at the end,
  *                                 returns the rules' bytes
+ *   zoned_engine_extents_within_device_append_limit
+ *                                 the engine's realtime files on a zoned
+ *                                 device (8 KiB appends, 32 KiB zones,
+ *                                 reclaim) against the model through the
+ *                                 checker, then every realtime extent
+ *                                 walked from outside: none covers more
+ *                                 than the device reports as its largest
+ *                                 append (props_append_limit_held)
  *   zoned_zone_state_well_formed  without the model: open and active
  *                                 zones within the limits, write pointers
  *                                 within [start, start + capacity] and
@@ -611,6 +619,53 @@ static int run_case(struct props_trial *t, void *arg)
 	return res;
 }
 
+/* ---- the engine on a zoned device: the append limit ---- */
+
+#define ZE_NFILES 3
+#define ZE_MKFS "bs=4k,maxrecs=4,inodes=64,journal=64"
+
+static struct props_targets ze_pt = {
+	.list = "engine,model", .dev = "mem:8m", .mkfs = ZE_MKFS,
+	.rtdev = "zoned:mem,size=1m,zone=32k,append_max=8k,max_open=2,"
+		 "max_active=2",
+};
+static const struct props_ops_env ze_env = {
+	.max_file = 64 * 1024, .nfiles = ZE_NFILES,
+	.kinds = PROPS_KINDS_DATA | PROPS_KINDS_DURABLE |
+		 PROPS_KIND(OP_COPY_RANGE) | PROPS_KIND(OP_REMOUNT) |
+		 PROPS_KIND(OP_CRASH),
+	.max_ops = 48, .avg_ops = 16, .dev = "mem:8m", .mkfs = ZE_MKFS,
+	.targets = "engine,model",
+};
+static const struct props_type ze_ops = PROPS_OPS_TYPE(&ze_env);
+
+/* Every file realtime first (chattr +r), the ops, then the limit. */
+static int engine_within_limit(struct props_trial *t, void *arg)
+{
+	const struct op_seq *seq = arg;
+	struct op_seq s;
+	int res = PROPS_ERROR;
+
+	op_seq_init(&s);
+	op_seq_copy_meta(&s, seq);
+	for (unsigned f = 0; f < ZE_NFILES; f++) {
+		struct op op = { .kind = OP_SET_FLAG, .file = (uint8_t)f,
+				 .arg = OP_ATTR_REALTIME };
+
+		if (op_seq_push(&s, &op))
+			goto out;
+	}
+	for (size_t i = 0; i < seq->n; i++)
+		if (op_seq_push(&s, &seq->ops[i]))
+			goto out;
+	res = props_check_ops(t, &ze_pt, &s, NULL);
+	if (res == PROPS_PASS)
+		res = props_append_limit_held(t, ze_pt.t[0], ZE_NFILES);
+out:
+	op_seq_free(&s);
+	return res;
+}
+
 /* ---- the suites ---- */
 
 static const struct zprop results = { CK_RESULTS, PERTURB_NONE };
@@ -650,6 +705,13 @@ static const struct props_prop props[] = {
 		       "fit capacity and condition, appends land at the write "
 		       "pointer, bytes past it read zero (no model)",
 		.cfg = Z_CFG(&well),
+	},
+	{
+		.name = "zoned_engine_extents_within_device_append_limit",
+		.doc = "engine vs model, realtime files on a zoned device: no "
+		       "realtime extent covers more than the device's reported "
+		       "append limit",
+		.cfg = PROPS_TARGETS_CFG(engine_within_limit, &ze_ops, &ze_pt),
 	},
 };
 

@@ -23,9 +23,13 @@ int ref_plant(const char *path, char *err, size_t errlen)
 			ref_planted = p + 1;
 			return 0;
 		}
+	if (!strcmp(path, "pmem_fence")) {
+		ref_planted = REF_PLANT_PMEM_FENCE + 1;
+		return 0;
+	}
 	snprintf(err, errlen, "no planted bug in path '%.40s' (none, "
 		 "rt_truncate, pagecache_truncate, cow_end, forget, "
-		 "delalloc_cap)", path);
+		 "delalloc_cap, pmem_fence)", path);
 	return -EINVAL;
 }
 #endif

@@ -25,6 +25,14 @@
  *                       the longest extent (the naive twin caps the run at
  *                       the lock, so its pieces never reach it)
  *
+ *   pmem_fence          devio.c: on persistent memory the barrier
+ *                       before a commit block persists nothing (the
+ *                       fence of the metadata stored since the last
+ *                       one is missing), so a commit block can be
+ *                       durable over a log the power cut lost or tore:
+ *                       no seed path, found only by power cuts on the
+ *                       pmem: persist path (`cut` ops, cutall)
+ *
  * The choice is process-wide (every engine of the process), and the
  * naive twins are never touched, so the diff target's all-naive engine
  * stays the reference.
@@ -43,6 +51,7 @@ int ref_plant(const char *path, char *err, size_t errlen);
 
 /* Inside ref/: the path whose bug is planted, + 1 (0: none). */
 extern unsigned ref_planted;
+#define REF_PLANT_PMEM_FENCE REF_PATH_COUNT /* after the seed paths */
 #define PLANTED(p) (ref_planted == (unsigned)(p) + 1u)
 #endif
 

@@ -424,5 +424,20 @@ else
 	expect_status 0 "perf --compare a report with itself" -- run perf --compare "$tmp/r.json" "$tmp/r.json"
 fi
 
+# --- one device file given once, two engine targets: each gets its own
+#     (the shared file was a false data mismatch at op 608 of seed 1)
+for dev in "pmem:$tmp/pm.img,size=64m" "file:$tmp/f.img,size=64m"; do
+	expect_status 0 "run engine,naive,model on one --dev ${dev%%:*}" -- \
+		run run --targets engine,naive,model --dev "$dev" --seed 1 \
+		--ops 1000 -q --log "$tmp/shared.ops"
+	expect_grep "$tmp/err" "made each engine target's own: naive:${dev%%:*}:$tmp/(pm|f)\\.img\\.naive1" \
+		"run says which device the naive target took (${dev%%:*})"
+done
+[ -f "$tmp/pm.img.naive1" ] && [ -f "$tmp/f.img.naive1" ] && ok ||
+	bad "the naive target's own device files are missing"
+expect_status 2 "two engine targets naming one device file" -- \
+	run run --targets "engine:file:$tmp/g.img,size=64m,naive:file:$tmp/g.img,size=64m,model" --ops 10 -q
+expect_grep "$tmp/err" "another engine target's too" "the refusal says why"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -58,12 +58,19 @@ static const char usage_text[] =
 "  --lie-sync N     a broken device, to see the check fail: every\n"
 "                   durability point of the Nth fsync/fdatasync/sync op\n"
 "                   of each log is acknowledged without persisting\n"
+"  --log-dir DIR    write each log's first failure as an op log there\n"
+"                   too (NAME-cutK.ops)\n"
 "  --progress       a character per crash state: . passed, F failed\n"
 "  -q               failures and the summary only\n"
 "\n"
 "Output: a line per log and device (points, points cut, states checked,\n"
 "failures, seconds), a line per failure (the point, the op it fell in,\n"
-"the cut, what the checker found), and a summary.\n"
+"the cut, what the checker found), and a summary.  A log's first\n"
+"failure is printed as an op log too: its ops up to the one the power\n"
+"failed in, with the cut as a `cut POINT SEED` op before that one (the\n"
+"power cut of `fsoracle run`, see its --help), so `fsoracle replay`\n"
+"repeats it and `fsoracle minimize` shrinks it (not with --whole or\n"
+"--lie-sync, which the op cannot say).\n"
 "\n"
 "On pmem, subsets tear in 8-byte words (the device's atomic unit), on\n"
 "mem: in 512-byte sectors; --whole keeps or drops whole writes instead.\n"
@@ -218,6 +225,8 @@ int cmd_cutall(int argc, char **argv)
 			}
 			use_pmem = 0;
 #endif
+		} else if ((v = runopts_value("--log-dir", argc, argv, &i, &bad))) {
+			cfg.log_dir = v;
 		} else if ((v = runopts_value("--pmem-dir", argc, argv, &i, &bad))) {
 			cfg.pmem_dir = v;
 		} else if ((v = runopts_value("--subsets", argc, argv, &i, &bad))) {

@@ -56,6 +56,29 @@ static const char usage_head[] =
 "of 64k, rounds of 100000 ops).  An ENOSPC where the model succeeds is\n"
 "judged by the engine's free space (see `fsoracle replay --help`).\n"
 "\n"
+"Power cuts: `crash` keeps every write the engine issued (it loses only\n"
+"what it held in memory); `cut POINT SEED` fails the power at the\n"
+"POINT-th durability point from there, inside whatever op reaches it,\n"
+"and right after that op every engine is cut and recovers (SEED 0: only\n"
+"what was durable survives; else a seeded subset of the writes since the\n"
+"point before, the dropped ones torn in the device's atomic unit).\n"
+"Which devices cut where (each engine stacks a crash layer on its data\n"
+"device):\n"
+"  mem:, file:      points are flushes and FUA writes; tears in 512-byte\n"
+"                   sectors\n"
+"  pmem:            points are persists (hw/pmem.c's flush + drain); a\n"
+"                   store never persisted is lost or torn in 8-byte words\n"
+"  crash[...]:DEV   as DEV, with the layer given\n"
+"  zoned:, zbd:,    no cut (cut ops are not generated), nor with a\n"
+"  null:            realtime device (--rtdev): both would have to fail\n"
+"                   together\n"
+"The checker's rule after a cut is the crash rule: every file fsynced\n"
+"and unchanged since reads back exactly, the others take the state the\n"
+"first engine recovered, and the audit passes.  A failure's log holds\n"
+"the cut op, so `fsoracle replay` repeats the cut and `fsoracle\n"
+"minimize` shrinks around it.  --weights cut=0 leaves cuts out (and the\n"
+"crash layer off).\n"
+"\n"
 "Options:\n"
 "  --seed S             the seed (default: from the clock, printed)\n"
 "  --ops N              stop after N ops (default 1000000, or no limit\n"
@@ -292,6 +315,11 @@ int cmd_run(int argc, char **argv)
 	if (!o.targets)
 		o.targets = RUN_DEFAULT_TARGETS;
 	runopts_resolve(&o, NULL, &env, &targets);
+	/* power cuts unless --weights leaves cut out (see --help) */
+	env.power_cuts = 1;
+	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
+		if (gcfg.weight[k])
+			env.power_cuts = gcfg.weight[OP_CUT] != 0;
 	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
 	if (ret) {
 		errmsg("%s", err);
@@ -320,7 +348,7 @@ int cmd_run(int argc, char **argv)
 	gcfg.exclude = check_unsupported(c);
 	if (xfsx)
 		gcfg.exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
-				1ull << OP_SET_FLAG;
+				1ull << OP_CUT | 1ull << OP_SET_FLAG;
 	gcfg.realtime = env.rtdev != NULL;
 	gcfg.swarm = !no_swarm;
 	/* chattr +o and mount compress=zstd: only with reflink, only without */
@@ -363,13 +391,16 @@ int cmd_run(int argc, char **argv)
 			(unsigned long long)seed, targets, g.cfg.nfiles,
 			(unsigned long long)g.cfg.max_file,
 			(unsigned long long)g.cfg.max_op);
+	target_list_devnote(t, n, skip, sizeof(skip));
+	if (skip[0])
+		fprintf(stderr, "  %s\n", skip);
 	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
 	if (mask[0])
 		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
 			mask);
 	if (xfsx)
-		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash or "
-			"chattr (fsx has none)\n");
+		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash, cut "
+			"or chattr (fsx has none)\n");
 
 	t0 = tlast = now();
 	if (minutes)

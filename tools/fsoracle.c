@@ -2,10 +2,17 @@
  * fsoracle.c - the command-line program: one binary, many subcommands.
  * Each subcommand lives in tools/cmd_<name>.c and documents itself with
  * --help; this file only dispatches.
+ *
+ * A build with -DFSO_PLANTED (`make planted`: out-planted/fsoracle,
+ * never ./build.sh) plants the engine bug FSO_PLANT names (ref/plant.h)
+ * before any command runs, so the soak and the property suites can show
+ * they find it; no other build reads FSO_PLANT.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ref/plant.h"
 #include "ref/ref.h"
 #include "tools/cmds.h"
 
@@ -91,6 +98,17 @@ int main(int argc, char **argv)
 {
 	const struct command *c;
 
+#ifdef FSO_PLANTED
+	const char *bug = getenv("FSO_PLANT");
+	char err[200];
+
+	if (bug && *bug && ref_plant(bug, err, sizeof(err))) {
+		fprintf(stderr, "fsoracle: FSO_PLANT: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (bug && *bug)
+		fprintf(stderr, "fsoracle: planted bug %s\n", bug);
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
