@@ -495,11 +495,11 @@ TEST(compare_flags_more_work_and_slower_time_only)
 	FILE *f = fopen("/dev/null", "w");
 
 	CHECK(a && same && more && slow && junk && f);
-	CHECK_EQ(perf_compare_reports(f, a, same, &o, err, sizeof(err)), 0);
-	CHECK_EQ(perf_compare_reports(f, a, more, &o, err, sizeof(err)), 1);
-	CHECK_EQ(perf_compare_reports(f, a, slow, &o, err, sizeof(err)), 1);
-	CHECK_EQ(perf_compare_reports(f, slow, a, &o, err, sizeof(err)), 0);
-	CHECK_EQ(perf_compare_reports(f, a, junk, &o, err, sizeof(err)),
+	CHECK_EQ(perf_compare_reports(f, a, same, &o, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(perf_compare_reports(f, a, more, &o, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(perf_compare_reports(f, a, slow, &o, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(perf_compare_reports(f, slow, a, &o, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(perf_compare_reports(f, a, junk, &o, NULL, err, sizeof(err)),
 		 -EINVAL);
 	fclose(f);
 	json_free(a);
