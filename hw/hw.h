@@ -369,4 +369,20 @@ int64_t hw_log_find(struct hw_dev *dev, const char *label);
 int hw_log_replay(struct hw_dev *logdev, struct hw_dev *target, uint64_t mark);
 int hw_log_info(struct hw_dev *dev, struct hw_log_info *out);
 
+/*
+ * ---- Workers ----------------------------------------------------------
+ *
+ * A pool of n threads (1..64) that runs job(arg, i) for every i in
+ * [0, n) and returns when all have returned (hw_workers_run; the jobs'
+ * writes happen before it returns).  The engine's compressed writeback
+ * hands it chunks to compress (ref_mount_opts.workers).
+ */
+struct hw_workers;
+
+int hw_workers_start(unsigned n, struct hw_workers **out);
+void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i),
+		    void *arg, unsigned n);
+unsigned hw_workers_count(const struct hw_workers *w);
+void hw_workers_stop(struct hw_workers *w);
+
 #endif

@@ -103,6 +103,8 @@ static int compare_counters(FILE *f, const struct json *ns,
 	const struct json *nc = json_get(np, "counters");
 	int more = 0, changed = 0;
 
+	if (json_len(nc) == 0)
+		return 0;
 	fprintf(f, "  %s %s=%s counters:", str_of(np, "variant"),
 		str_of(ns, "param"), json_get(np, "param") ?
 		json_get(np, "param")->str : "?");
@@ -126,8 +128,7 @@ static int compare_counters(FILE *f, const struct json *ns,
 				b > a ? "MORE" : "less");
 		}
 	}
-	fprintf(f, "%s\n", changed ? "" : json_len(nc) ? " identical" :
-		" none");
+	fprintf(f, "%s\n", changed ? "" : " identical");
 	return more;
 }
 

@@ -20,6 +20,9 @@
  *                               every file realtime on a zoned device
  *                               with 16 KiB appends and 96 KiB zones
  *                               (reclaim), two of three compressed
+ *   delalloc_workers_agree_with_the_model
+ *                               the zoned case mounted workers=2: the
+ *                               chunks compressed by two threads
  *   delalloc_calls_follow_the_seed_formula
  *                               one write of L blocks, then sync, on a
  *                               zoned device with an append limit of A
@@ -58,6 +61,12 @@ static struct props_targets plain_pt = {
 static struct props_targets zoned_pt = {
 	.list = "engine,naive,model", .dev = "mem:16m", .mkfs = MKFS,
 	.mount = "delalloc,pagecache=16", .rtdev = ZONED,
+};
+
+/* The same with two compression workers in every engine (threads). */
+static struct props_targets workers_pt = {
+	.list = "engine,naive,model", .dev = "mem:16m", .mkfs = MKFS,
+	.mount = "delalloc,pagecache=16,workers=2", .rtdev = ZONED,
 };
 
 static const struct props_ops_env plain_env = {
@@ -121,6 +130,12 @@ static int plain_agrees(struct props_trial *t, void *arg)
 static int zoned_agrees(struct props_trial *t, void *arg)
 {
 	return with_flags(t, &zoned_pt, arg, OP_ATTR_REALTIME);
+}
+
+/* Realtime and compressed, written back by two worker threads. */
+static int workers_agree(struct props_trial *t, void *arg)
+{
+	return with_flags(t, &workers_pt, arg, OP_ATTR_REALTIME);
 }
 
 /* ---- the formula ---- */
@@ -311,6 +326,14 @@ static const struct props_prop props[] = {
 		.doc = "realtime files on a tiny zoned device with delalloc "
 		       "(two compressed): twins and model agree, audits clean",
 		.cfg = PROPS_TARGETS_CFG(zoned_agrees, &zoned_ops, &zoned_pt),
+	},
+	{
+		.name = "delalloc_workers_agree_with_the_model",
+		.doc = "the zoned case with workers=2: chunks compressed by "
+		       "two threads, submitted in order; twins and model "
+		       "agree, audits clean (run it under TSan too)",
+		.cfg = PROPS_TARGETS_CFG(workers_agree, &zoned_ops,
+					 &workers_pt),
 	},
 	{
 		.name = "delalloc_calls_follow_the_seed_formula",

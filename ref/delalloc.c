@@ -55,6 +55,33 @@
 #define DA_PIECE     DA_PIECE_BYTES /* input bytes of a compressed extent */
 #define DA_BUF       (1u << 20)    /* bytes written through in one piece  */
 
+/* One piece of a chunk in flight: where it is, where its frame goes. */
+struct da_piece {
+	uint64_t fb, n;              /* file blocks                       */
+	size_t off, bytes;           /* its input in the slot             */
+	size_t ooff, ocap;           /* its frame's room in the slot      */
+	size_t csize;                /* 0: does not pay, or not tried     */
+	bool want;                   /* over a hole: try compressing      */
+};
+
+/*
+ * One chunk handed to a compression worker (workers > 0): its pieces'
+ * input gathered on the calling thread, compressed by the worker into
+ * the slot's own frames with the slot's own context, submitted in order
+ * afterwards by the calling thread.
+ */
+struct da_slot {
+	uint8_t *in;                 /* DA_CHUNK: the chunk's bytes       */
+	uint8_t *out;                /* the frames, one after another     */
+	size_t outcap;
+	struct da_piece *pc;
+	unsigned npieces, pcap;
+	int level;
+#ifndef FSO_NO_EXTERNAL_LIBS
+	ZSTD_CCtx *cctx;
+#endif
+};
+
 struct delalloc {
 	uint8_t *buf;        /* DA_BUF: a piece's bytes                    */
 	uint8_t *zbuf;       /* compressed frame of one piece              */
@@ -69,6 +96,9 @@ struct delalloc {
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
 #endif
+	struct hw_workers *pool;     /* NULL: the jobs run in line         */
+	struct da_slot *slots;       /* 2 x workers chunks in flight       */
+	unsigned nslots;
 };
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -103,6 +133,18 @@ void da_unmount(struct ref_fs *fs)
 
 	if (!da)
 		return;
+	hw_workers_stop(da->pool);
+	for (unsigned i = 0; i < da->nslots; i++) {
+		struct da_slot *s = &da->slots[i];
+
+		free(s->in);
+		free(s->out);
+		free(s->pc);
+#if HAVE_ZSTD
+		ZSTD_freeCCtx(s->cctx);
+#endif
+	}
+	free(da->slots);
 	free(da->buf);
 	free(da->zbuf);
 	free(da->cbuf);
@@ -561,25 +603,35 @@ static int write_plain(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return 0;
 }
 
-/* One piece of a chunk: compressed if it pays and fits, else plain. */
-static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		       uint64_t n, const uint8_t *buf)
+/* Is piece [fb, fb+n) worth compressing: 2 blocks or more, all a hole? */
+static int piece_wants(struct ref_fs *fs, struct ref_inode *ip,
+		       uint64_t fb, uint64_t n, bool *want)
 {
-#if HAVE_ZSTD
-	struct delalloc *da = fs->da;
 	struct ref_extent e;
-	size_t csize = 0;
-	uint64_t plen, blk, got;
 	int err = bmap_lookup(fs, ip, fb, &e);
 
-	if (err)
-		return err;
-	if (n >= 2 && e.state == BMAP_HOLE && e.fileoff + e.len >= fb + n)
-		csize = compress_piece(fs, da, buf, n << fs->bshift);
+	*want = !err && n >= 2 && e.state == BMAP_HOLE &&
+		e.fileoff + e.len >= fb + n;
+	return err;
+}
+
+/*
+ * Submit one piece: its frame zbuf of csize bytes (room for whole
+ * blocks) as one compressed extent if it pays and fits, else buf plain.
+ */
+static int submit_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+			uint64_t n, const uint8_t *buf, uint8_t *zbuf,
+			size_t csize)
+{
+#if HAVE_ZSTD
+	struct ref_extent e;
+	uint64_t plen, blk, got;
+	int err;
+
 	plen = (csize + fs->bs - 1) >> fs->bshift;
 	if (csize && plen < n && plen <= max_extent(fs, ip)) {
-		memset(da->zbuf + csize, 0, (plen << fs->bshift) - csize);
-		err = alloc_write(fs, ip, fb, da->zbuf, plen, &blk, &got);
+		memset(zbuf + csize, 0, (plen << fs->bshift) - csize);
+		err = alloc_write(fs, ip, fb, zbuf, plen, &blk, &got);
 		if (err)
 			return err;
 		if (got == plen) {
@@ -595,10 +647,201 @@ static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			return err;
 		}
 	}
+#else
+	(void)zbuf;
+	(void)csize;
 #endif
 	fs->ctr.compress_fallbacks++;
 	return write_plain(fs, ip, fb, n, buf);
 }
+
+/* One piece of a chunk, in line: compressed if it pays and fits. */
+static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t n, const uint8_t *buf)
+{
+	struct delalloc *da = fs->da;
+	size_t csize = 0;
+	bool want;
+	int err = piece_wants(fs, ip, fb, n, &want);
+
+	if (err)
+		return err;
+#if HAVE_ZSTD
+	if (want)
+		csize = compress_piece(fs, da, buf, n << fs->bshift);
+#endif
+	return submit_piece(fs, ip, fb, n, buf, da->zbuf, csize);
+}
+
+/* ---- compression workers (workers > 0) ---- */
+
+#if HAVE_ZSTD
+/*
+ * A worker's job: compress the wanted pieces of slot i into the slot's
+ * own frames with the slot's own context.  It touches nothing else, so
+ * the calling thread may read the results once hw_workers_run returns.
+ */
+static void compress_chunk(void *arg, unsigned i)
+{
+	struct da_slot *s = &((struct da_slot *)arg)[i];
+
+	for (unsigned k = 0; k < s->npieces; k++) {
+		struct da_piece *p = &s->pc[k];
+		size_t r;
+
+		p->csize = 0;
+		if (!p->want)
+			continue;
+		r = ZSTD_compressCCtx(s->cctx, s->out + p->ooff, p->ocap,
+				      s->in + p->off, p->bytes, s->level);
+		p->csize = ZSTD_isError(r) ? 0 : r;
+	}
+}
+
+/* Slots for 2 x workers chunks (each with its context), and the pool;
+ * the pool is optional (NULL: the jobs run in line). */
+static int slots_get(struct ref_fs *fs, struct delalloc *da)
+{
+	unsigned want = 2 * fs->workers;
+
+	if (da->nslots >= want)
+		return 0;
+	if (!da->pool)
+		(void)hw_workers_start(fs->workers, &da->pool);
+	if (!da->slots) {
+		da->slots = calloc(want, sizeof(*da->slots));
+		if (!da->slots)
+			return -ENOMEM;
+	}
+	for (; da->nslots < want; da->nslots++) {
+		struct da_slot *sl = &da->slots[da->nslots];
+
+		sl->in = malloc(DA_CHUNK);
+		sl->cctx = ZSTD_createCCtx();
+		if (!sl->in || !sl->cctx)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Room for piece k of slot sl, and frame room up to need bytes. */
+static int slot_room(struct da_slot *sl, unsigned k, size_t need)
+{
+	if (k >= sl->pcap) {
+		unsigned c = sl->pcap ? 2 * sl->pcap : 8;
+		struct da_piece *np = realloc(sl->pc, c * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		sl->pc = np;
+		sl->pcap = c;
+	}
+	if (need > sl->outcap) {
+		uint8_t *no = realloc(sl->out, need);
+
+		if (!no)
+			return -ENOMEM;
+		sl->out = no;
+		sl->outcap = need;
+	}
+	return 0;
+}
+
+/*
+ * Fill slot sl with the chunk at fb of c blocks: its pieces (cut as the
+ * in-line loop cuts them), their bytes, and room for each frame (its bound and a block of
+ * padding: submit_piece pads a frame to whole blocks).
+ */
+static int slot_fill(struct ref_fs *fs, struct pc_map *m,
+		     struct da_slot *sl, uint64_t fb, uint64_t c,
+		     uint64_t piece)
+{
+	uint64_t in = 0;
+	size_t out = 0;
+	int err = 0;
+
+	sl->npieces = 0;
+	sl->level = fs->zlevel ? fs->zlevel : ZSTD_CLEVEL_DEFAULT;
+	while (!err && in < c) {
+		uint64_t n = min64(c - in, piece);
+		size_t bytes = (size_t)(n << fs->bshift);
+		size_t bound = ZSTD_compressBound(bytes);
+		struct da_piece *p;
+
+		err = slot_room(sl, sl->npieces, out + bound + fs->bs);
+		if (err)
+			break;
+		p = &sl->pc[sl->npieces++];
+		*p = (struct da_piece){ .fb = fb + in, .n = n,
+					.off = (size_t)(in << fs->bshift),
+					.bytes = bytes, .ooff = out,
+					.ocap = bound };
+		out += bound + fs->bs;
+		/* whether it is over a hole is asked at submission, where
+		 * the in-line loop asks it (the same lookups, the same
+		 * counters); delalloc pages are over holes, so nearly every
+		 * piece of 2 blocks or more is compressed */
+		p->want = n >= 2;
+		gather(fs, m, fb + in, n, sl->in + p->off);
+		in += n;
+	}
+	return err;
+}
+
+/*
+ * The compressed loop with workers: up to 2 x workers chunks at a time
+ * gathered here, compressed by the pool, then submitted here in file
+ * order at the write pointer, so allocation, the image and every counter
+ * are exactly those of the in-line loop.
+ *
+ *   gather c0 c1 c2 c3 | compress c0..c3 (workers) | submit c0 c1 c2 c3
+ */
+static int write_run_workers(struct ref_fs *fs, struct ref_inode *ip,
+			     struct pc_map *m, uint64_t fb, uint64_t n,
+			     uint64_t chunk, uint64_t piece)
+{
+	struct delalloc *da = fs->da;
+	uint64_t done = 0;
+	int err = slots_get(fs, da);
+
+	while (!err && done < n) {
+		unsigned ns = 0;
+		uint64_t at = done;
+
+		while (!err && ns < da->nslots && at < n) {
+			uint64_t c = min64(n - at, chunk);
+
+			err = slot_fill(fs, m, &da->slots[ns++], fb + at, c,
+					piece);
+			at += c;
+		}
+		if (err)
+			break;
+		if (da->pool)
+			hw_workers_run(da->pool, compress_chunk, da->slots, ns);
+		else
+			for (unsigned i = 0; i < ns; i++)
+				compress_chunk(da->slots, i);
+		for (unsigned i = 0; i < ns && !err; i++) {
+			struct da_slot *sl = &da->slots[i];
+
+			fs->ctr.async_chunks++;
+			for (unsigned k = 0; k < sl->npieces && !err; k++) {
+				struct da_piece *p = &sl->pc[k];
+				bool want;
+
+				err = piece_wants(fs, ip, p->fb, p->n, &want);
+				if (!err)
+					err = submit_piece(fs, ip, p->fb, p->n,
+						sl->in + p->off, sl->out +
+						p->ooff, want ? p->csize : 0);
+			}
+		}
+		done = at;
+	}
+	return err;
+}
+#endif
 
 /* Write delalloc pages [fb, fb+n) (locked) of ip. */
 static int write_run(struct ref_fs *fs, struct ref_inode *ip,
@@ -627,6 +870,10 @@ static int write_run(struct ref_fs *fs, struct ref_inode *ip,
 	/* planted (plant.h): the cap one block too late */
 	if (PLANTED(REF_PATH_DELALLOC_CAP) && piece == cap)
 		piece++;
+#endif
+#if HAVE_ZSTD
+	if (fs->workers && chunk <= DA_CHUNK >> fs->bshift)
+		return write_run_workers(fs, ip, m, fb, n, chunk, piece);
 #endif
 	while (!err && done < n) {
 		uint64_t c = min64(n - done, chunk), in = 0;
