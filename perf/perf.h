@@ -183,7 +183,7 @@ struct perf_counter_spec {
 
 #define PERF_MAX_COUNTERS 8
 #define PERF_MAX_PARAMS   12
-#define PERF_MAX_VARIANTS 4
+#define PERF_MAX_VARIANTS 6
 #define PERF_MAX_CHECKS   12
 
 /* A figure from the seed's thread, scaled to the run and asserted. */

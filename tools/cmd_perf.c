@@ -573,8 +573,10 @@ static int calibrate(const struct args *a)
 			struct perf_ab_result r;
 			int planted = k % 2;
 
-			snprintf(ab.plant, sizeof(ab.plant), planted ?
-				 "%s=%g" : "", sc->id, a->min_effect);
+			ab.plant[0] = 0;
+			if (planted)
+				snprintf(ab.plant, sizeof(ab.plant), "%s=%g",
+					 sc->id, a->min_effect);
 			perf_ab_scenario(&ab, sc, &r);
 			if (r.failed) {
 				printf("%s %s: FAILED (a child did not run)\n",
