@@ -382,7 +382,12 @@ struct hw_workers;
 int hw_workers_start(unsigned n, struct hw_workers **out);
 void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i),
 		    void *arg, unsigned n);
-unsigned hw_workers_count(const struct hw_workers *w);
+/* The same in two halves: start the batch, return at once; wait for it.
+ * A submit waits for the batch before it. */
+void hw_workers_submit(struct hw_workers *w,
+		       void (*job)(void *arg, unsigned i), void *arg,
+		       unsigned n);
+void hw_workers_wait(struct hw_workers *w);
 void hw_workers_stop(struct hw_workers *w);
 
 #endif

@@ -7,10 +7,14 @@
  * pointer, counters) stays on the calling thread.
  *
  *   caller            workers (n threads)
- *   hw_workers_run -> publish batch, wake all
+ *   hw_workers_submit -> publish batch, wake all; return
  *                     each: claim next index under the lock, run job
  *                     last to finish: signal done
- *   wait for done  <-
+ *   hw_workers_wait <- wait for done
+ *
+ * hw_workers_run is the two together.  One batch is in flight at a
+ * time; between submit and wait the caller does other work (the engine
+ * submits the previous batch's frames meanwhile).
  *
  * The lock is taken around every claim and completion, so everything a
  * job wrote happens before hw_workers_run returns.
@@ -96,9 +100,11 @@ int hw_workers_start(unsigned n, struct hw_workers **out)
 	return 0;
 }
 
-void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i),
-		    void *arg, unsigned n)
+void hw_workers_submit(struct hw_workers *w,
+		       void (*job)(void *arg, unsigned i), void *arg,
+		       unsigned n)
 {
+	hw_workers_wait(w);      /* one batch in flight at a time */
 	if (n == 0)
 		return;
 	pthread_mutex_lock(&w->lock);
@@ -109,21 +115,30 @@ void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i),
 	w->finished = 0;
 	w->batch++;
 	pthread_cond_broadcast(&w->work);
-	while (w->finished < n)
-		pthread_cond_wait(&w->done, &w->lock);
-	w->n = w->next = 0;
 	pthread_mutex_unlock(&w->lock);
 }
 
-unsigned hw_workers_count(const struct hw_workers *w)
+void hw_workers_wait(struct hw_workers *w)
 {
-	return w ? w->nthreads : 0;
+	pthread_mutex_lock(&w->lock);
+	while (w->finished < w->n)
+		pthread_cond_wait(&w->done, &w->lock);
+	w->n = w->next = w->finished = 0;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i),
+		    void *arg, unsigned n)
+{
+	hw_workers_submit(w, job, arg, n);
+	hw_workers_wait(w);
 }
 
 void hw_workers_stop(struct hw_workers *w)
 {
 	if (!w)
 		return;
+	hw_workers_wait(w);
 	pthread_mutex_lock(&w->lock);
 	w->quit = 1;
 	pthread_cond_broadcast(&w->work);

@@ -698,11 +698,11 @@ static void compress_chunk(void *arg, unsigned i)
 	}
 }
 
-/* Slots for 2 x workers chunks (each with its context), and the pool;
- * the pool is optional (NULL: the jobs run in line). */
+/* Slots for two sets of 2 x workers chunks (each slot with its
+ * context), and the pool; the pool is optional (NULL: jobs in line). */
 static int slots_get(struct ref_fs *fs, struct delalloc *da)
 {
-	unsigned want = 2 * fs->workers;
+	unsigned want = 4 * fs->workers;
 
 	if (da->nslots >= want)
 		return 0;
@@ -789,57 +789,112 @@ static int slot_fill(struct ref_fs *fs, struct pc_map *m,
 }
 
 /*
- * The compressed loop with workers: up to 2 x workers chunks at a time
- * gathered here, compressed by the pool, then submitted here in file
- * order at the write pointer, so allocation, the image and every counter
- * are exactly those of the in-line loop.
+ * Fill the set of slots at set[0..max) with the chunks from block *at of
+ * the run [fb, fb+n); *at moves past them.  The number filled.
+ */
+static unsigned fill_set(struct ref_fs *fs, struct pc_map *m,
+			 struct da_slot *set, unsigned max, uint64_t fb,
+			 uint64_t n, uint64_t *at, uint64_t chunk,
+			 uint64_t piece, int *err)
+{
+	unsigned ns = 0;
+
+	while (!*err && ns < max && *at < n) {
+		uint64_t c = min64(n - *at, chunk);
+
+		*err = slot_fill(fs, m, &set[ns++], fb + *at, c, piece);
+		*at += c;
+	}
+	return ns;
+}
+
+/* Compress a filled set: on the pool (returns at once), else in line. */
+static void start_set(struct delalloc *da, struct da_slot *set, unsigned ns)
+{
+	if (da->pool)
+		hw_workers_submit(da->pool, compress_chunk, set, ns);
+	else
+		for (unsigned i = 0; i < ns; i++)
+			compress_chunk(set, i);
+}
+
+/* Submit a compressed set in file order, at the write pointer. */
+static int submit_set(struct ref_fs *fs, struct ref_inode *ip,
+		      struct da_slot *set, unsigned ns)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < ns && !err; i++) {
+		struct da_slot *sl = &set[i];
+
+		fs->ctr.async_chunks++;
+		for (unsigned k = 0; k < sl->npieces && !err; k++) {
+			struct da_piece *p = &sl->pc[k];
+			bool want;
+
+			err = piece_wants(fs, ip, p->fb, p->n, &want);
+			if (!err)
+				err = submit_piece(fs, ip, p->fb, p->n,
+						   sl->in + p->off,
+						   sl->out + p->ooff,
+						   want ? p->csize : 0);
+		}
+	}
+	return err;
+}
+
+/*
+ * The compressed loop with workers: chunks in two sets of 2 x workers,
+ * one set compressed by the pool while the calling thread submits the
+ * other's frames in file order at the write pointer; allocation, the
+ * image and every counter are exactly those of the in-line loop.
  *
- *   gather c0 c1 c2 c3 | compress c0..c3 (workers) | submit c0 c1 c2 c3
+ *   gather A | compress A                  | submit A
+ *            |            gather B | compress B (workers) | submit B
+ *
+ * A call's first set has nothing to overlap with, and its chunks are
+ * at most the run's: a writeback call of 672 KiB (2 chunks) waits for
+ * its compression whole, a call of 128 MiB (256 chunks) keeps the
+ * workers busy while it submits.
  */
 static int write_run_workers(struct ref_fs *fs, struct ref_inode *ip,
 			     struct pc_map *m, uint64_t fb, uint64_t n,
 			     uint64_t chunk, uint64_t piece)
 {
 	struct delalloc *da = fs->da;
-	uint64_t done = 0;
-	int err = slots_get(fs, da);
+	uint64_t at = 0;
+	unsigned half, ns, cur = 0;
+	int err = slots_get(fs, da), serr = 0;
 
-	while (!err && done < n) {
-		unsigned ns = 0;
-		uint64_t at = done;
+	if (err)
+		return err;
+	half = da->nslots / 2;
+	ns = fill_set(fs, m, da->slots, half, fb, n, &at, chunk, piece, &err);
+	if (!err)
+		start_set(da, da->slots, ns);
+	while (!err && ns) {
+		struct da_slot *set = da->slots + cur * half;
+		struct da_slot *other = da->slots + (1 - cur) * half;
+		unsigned next = 0;
 
-		while (!err && ns < da->nslots && at < n) {
-			uint64_t c = min64(n - at, chunk);
-
-			err = slot_fill(fs, m, &da->slots[ns++], fb + at, c,
-					piece);
-			at += c;
-		}
-		if (err)
-			break;
 		if (da->pool)
-			hw_workers_run(da->pool, compress_chunk, da->slots, ns);
-		else
-			for (unsigned i = 0; i < ns; i++)
-				compress_chunk(da->slots, i);
-		for (unsigned i = 0; i < ns && !err; i++) {
-			struct da_slot *sl = &da->slots[i];
-
-			fs->ctr.async_chunks++;
-			for (unsigned k = 0; k < sl->npieces && !err; k++) {
-				struct da_piece *p = &sl->pc[k];
-				bool want;
-
-				err = piece_wants(fs, ip, p->fb, p->n, &want);
-				if (!err)
-					err = submit_piece(fs, ip, p->fb, p->n,
-						sl->in + p->off, sl->out +
-						p->ooff, want ? p->csize : 0);
-			}
+			hw_workers_wait(da->pool);
+		if (at < n) {
+			next = fill_set(fs, m, other, half, fb, n, &at, chunk,
+					piece, &err);
+			if (err)
+				break;
+			start_set(da, other, next);
 		}
-		done = at;
+		serr = submit_set(fs, ip, set, ns);
+		if (serr)
+			break;
+		cur = 1 - cur;
+		ns = next;
 	}
-	return err;
+	if (da->pool)
+		hw_workers_wait(da->pool);   /* nothing in flight on return */
+	return err ? err : serr;
 }
 #endif
 

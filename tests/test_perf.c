@@ -730,7 +730,9 @@ static const struct { const char *name; uint64_t append; int zstd; }
 	s004_variants[] = {
 	{ "zstd-672k", 672 * KIB, 1 }, { "plain-672k", 672 * KIB, 0 },
 	{ "zstd-128k", 128 * KIB, 1 }, { "zstd-1m", 1 * MIB, 1 },
+	{ "zstd-672k-w2", 672 * KIB, 1 },   /* two compression workers */
 };
+#define S004_VARIANTS (sizeof(s004_variants) / sizeof(s004_variants[0]))
 
 /*
  * At reduced sizes (a ragged last range; one past a 128 MiB range, so
@@ -748,8 +750,8 @@ TEST(scenario_004_counters_equal_the_seed_formula)
 	int rc;
 
 	CHECK(sc && sc->probe);
-	CHECK_EQ(sc->nvariants, 4);
-	for (unsigned v = 0; v < 4; v++)
+	CHECK_EQ(sc->nvariants, S004_VARIANTS);
+	for (unsigned v = 0; v < S004_VARIANTS; v++)
 		CHECK(!strcmp(sc->variants[v], s004_variants[v].name));
 	rc = sc->probe(why, sizeof(why));
 	if (rc == -ENOSYS) {
@@ -759,7 +761,7 @@ TEST(scenario_004_counters_equal_the_seed_formula)
 	}
 	CHECK_MSG(rc == 0, "probe: %d: %s", rc, why);
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-		for (unsigned v = 0; v < 4; v++) {
+		for (unsigned v = 0; v < S004_VARIANTS; v++) {
 			uint64_t b = s004_variants[v].append;
 			struct dac want[2] = {
 				dac_formula(sizes[s], b, b),
