@@ -290,7 +290,10 @@ void perf_seq_text(const struct perf_seq *s, double secs, char *buf,
 		snprintf(buf, len, "faster by %.2g-%.2g%%", -hi, -lo);
 		break;
 	case PERF_SEQ_INCONCLUSIVE:
-		if (isfinite(lo) && isfinite(hi))
+		if (isfinite(lo) && isfinite(hi) && s->max_looks == 1)
+			snprintf(buf, len, "inconclusive: noise ±%.2g%% with "
+				 "%u samples", (hi - lo) / 2, s->n);
+		else if (isfinite(lo) && isfinite(hi))
 			snprintf(buf, len, "inconclusive: noise ±%.2g%% after "
 				 "%.0f s", (hi - lo) / 2, secs);
 		else
