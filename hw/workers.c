@@ -4,7 +4,9 @@
  * "run job(arg, i) for every i in [0, n) on the workers, and return when
  * all are done".  The engine hands it pure work (compressing a buffer it
  * owns); everything ordered (allocation, submission at the write
- * pointer, counters) stays on the calling thread.
+ * pointer, counters) stays on the calling thread.  A job learns which
+ * worker (0..n-1) runs it, so state per worker (a compression context)
+ * stays in that worker's cache.
  *
  *   caller            workers (n threads)
  *   hw_workers_submit -> publish batch, wake all; return
@@ -31,9 +33,11 @@ struct hw_workers {
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
 	pthread_t tid[HW_WORKERS_MAX];
+	struct hw_worker_id { struct hw_workers *w; unsigned k; }
+		id[HW_WORKERS_MAX];
 	unsigned nthreads;
 	/* the current batch */
-	void (*job)(void *arg, unsigned i);
+	void (*job)(void *arg, unsigned i, unsigned worker);
 	void *arg;
 	unsigned n, next, finished;
 	unsigned long batch;     /* batches published (wakes the workers) */
@@ -42,7 +46,8 @@ struct hw_workers {
 
 static void *worker(void *p)
 {
-	struct hw_workers *w = p;
+	const struct hw_worker_id *id = p;
+	struct hw_workers *w = id->w;
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
@@ -52,11 +57,11 @@ static void *worker(void *p)
 			break;
 		{
 			unsigned i = w->next++;
-			void (*job)(void *, unsigned) = w->job;
+			void (*job)(void *, unsigned, unsigned) = w->job;
 			void *arg = w->arg;
 
 			pthread_mutex_unlock(&w->lock);
-			job(arg, i);
+			job(arg, i, id->k);
 			pthread_mutex_lock(&w->lock);
 		}
 		if (++w->finished == w->n)
@@ -91,17 +96,21 @@ int hw_workers_start(unsigned n, struct hw_workers **out)
 		free(w);
 		return -ENOMEM;
 	}
-	for (; w->nthreads < n; w->nthreads++)
-		if (pthread_create(&w->tid[w->nthreads], NULL, worker, w)) {
+	for (; w->nthreads < n; w->nthreads++) {
+		w->id[w->nthreads] = (struct hw_worker_id){ w, w->nthreads };
+		if (pthread_create(&w->tid[w->nthreads], NULL, worker,
+				   &w->id[w->nthreads])) {
 			hw_workers_stop(w);
 			return -EAGAIN;
 		}
+	}
 	*out = w;
 	return 0;
 }
 
 void hw_workers_submit(struct hw_workers *w,
-		       void (*job)(void *arg, unsigned i), void *arg,
+		       void (*job)(void *arg, unsigned i,
+					       unsigned worker), void *arg,
 		       unsigned n)
 {
 	hw_workers_wait(w);      /* one batch in flight at a time */
@@ -127,7 +136,8 @@ void hw_workers_wait(struct hw_workers *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i),
+void hw_workers_run(struct hw_workers *w, void (*job)(void *arg, unsigned i,
+					       unsigned worker),
 		    void *arg, unsigned n)
 {
 	hw_workers_submit(w, job, arg, n);

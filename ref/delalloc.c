@@ -77,8 +77,13 @@ struct da_slot {
 	struct da_piece *pc;
 	unsigned npieces, pcap;
 	int level;
+};
+
+/* A set of slots in flight, and the workers' contexts (one each). */
+struct da_batch {
+	struct da_slot *set;
 #ifndef FSO_NO_EXTERNAL_LIBS
-	ZSTD_CCtx *cctx;
+	ZSTD_CCtx **wctx;
 #endif
 };
 
@@ -97,8 +102,13 @@ struct delalloc {
 	ZSTD_DCtx *dctx;
 #endif
 	struct hw_workers *pool;     /* NULL: the jobs run in line         */
-	struct da_slot *slots;       /* 2 x workers chunks in flight       */
+	struct da_slot *slots;       /* two sets of 2 x workers chunks     */
 	unsigned nslots;
+	struct da_batch batch[2];    /* one per set                        */
+#if HAVE_ZSTD
+	ZSTD_CCtx **wctx;            /* a context per worker               */
+	unsigned nwctx;
+#endif
 };
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -140,11 +150,13 @@ void da_unmount(struct ref_fs *fs)
 		free(s->in);
 		free(s->out);
 		free(s->pc);
-#if HAVE_ZSTD
-		ZSTD_freeCCtx(s->cctx);
-#endif
 	}
 	free(da->slots);
+#if HAVE_ZSTD
+	for (unsigned i = 0; i < da->nwctx; i++)
+		ZSTD_freeCCtx(da->wctx[i]);
+	free(da->wctx);
+#endif
 	free(da->buf);
 	free(da->zbuf);
 	free(da->cbuf);
@@ -678,12 +690,15 @@ static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 #if HAVE_ZSTD
 /*
  * A worker's job: compress the wanted pieces of slot i into the slot's
- * own frames with the slot's own context.  It touches nothing else, so
- * the calling thread may read the results once hw_workers_run returns.
+ * own frames with the worker's own context (kept warm in its cache).  It
+ * touches nothing else, so the calling thread may read the results once
+ * the batch is waited for.
  */
-static void compress_chunk(void *arg, unsigned i)
+static void compress_chunk(void *arg, unsigned i, unsigned worker)
 {
-	struct da_slot *s = &((struct da_slot *)arg)[i];
+	struct da_batch *b = arg;
+	struct da_slot *s = &b->set[i];
+	ZSTD_CCtx *cctx = b->wctx[worker];
 
 	for (unsigned k = 0; k < s->npieces; k++) {
 		struct da_piece *p = &s->pc[k];
@@ -692,14 +707,14 @@ static void compress_chunk(void *arg, unsigned i)
 		p->csize = 0;
 		if (!p->want)
 			continue;
-		r = ZSTD_compressCCtx(s->cctx, s->out + p->ooff, p->ocap,
+		r = ZSTD_compressCCtx(cctx, s->out + p->ooff, p->ocap,
 				      s->in + p->off, p->bytes, s->level);
 		p->csize = ZSTD_isError(r) ? 0 : r;
 	}
 }
 
-/* Slots for two sets of 2 x workers chunks (each slot with its
- * context), and the pool; the pool is optional (NULL: jobs in line). */
+/* Slots for two sets of 2 x workers chunks, a context per worker, and
+ * the pool; the pool is optional (NULL: the jobs run in line). */
 static int slots_get(struct ref_fs *fs, struct delalloc *da)
 {
 	unsigned want = 4 * fs->workers;
@@ -708,19 +723,25 @@ static int slots_get(struct ref_fs *fs, struct delalloc *da)
 		return 0;
 	if (!da->pool)
 		(void)hw_workers_start(fs->workers, &da->pool);
-	if (!da->slots) {
+	if (!da->slots)
 		da->slots = calloc(want, sizeof(*da->slots));
-		if (!da->slots)
+	if (!da->wctx)
+		da->wctx = calloc(fs->workers, sizeof(*da->wctx));
+	if (!da->slots || !da->wctx)
+		return -ENOMEM;
+	for (; da->nwctx < fs->workers; da->nwctx++) {
+		da->wctx[da->nwctx] = ZSTD_createCCtx();
+		if (!da->wctx[da->nwctx])
 			return -ENOMEM;
 	}
 	for (; da->nslots < want; da->nslots++) {
-		struct da_slot *sl = &da->slots[da->nslots];
-
-		sl->in = malloc(DA_CHUNK);
-		sl->cctx = ZSTD_createCCtx();
-		if (!sl->in || !sl->cctx)
+		da->slots[da->nslots].in = malloc(DA_CHUNK);
+		if (!da->slots[da->nslots].in)
 			return -ENOMEM;
 	}
+	for (unsigned k = 0; k < 2; k++)
+		da->batch[k] = (struct da_batch){ da->slots + k * want / 2,
+						  da->wctx };
 	return 0;
 }
 
@@ -808,14 +829,14 @@ static unsigned fill_set(struct ref_fs *fs, struct pc_map *m,
 	return ns;
 }
 
-/* Compress a filled set: on the pool (returns at once), else in line. */
-static void start_set(struct delalloc *da, struct da_slot *set, unsigned ns)
+/* Compress filled set k: on the pool (returns at once), else in line. */
+static void start_set(struct delalloc *da, unsigned k, unsigned ns)
 {
 	if (da->pool)
-		hw_workers_submit(da->pool, compress_chunk, set, ns);
+		hw_workers_submit(da->pool, compress_chunk, &da->batch[k], ns);
 	else
 		for (unsigned i = 0; i < ns; i++)
-			compress_chunk(set, i);
+			compress_chunk(&da->batch[k], i, 0);
 }
 
 /* Submit a compressed set in file order, at the write pointer. */
@@ -871,7 +892,7 @@ static int write_run_workers(struct ref_fs *fs, struct ref_inode *ip,
 	half = da->nslots / 2;
 	ns = fill_set(fs, m, da->slots, half, fb, n, &at, chunk, piece, &err);
 	if (!err)
-		start_set(da, da->slots, ns);
+		start_set(da, 0, ns);
 	while (!err && ns) {
 		struct da_slot *set = da->slots + cur * half;
 		struct da_slot *other = da->slots + (1 - cur) * half;
@@ -884,7 +905,7 @@ static int write_run_workers(struct ref_fs *fs, struct ref_inode *ip,
 					piece, &err);
 			if (err)
 				break;
-			start_set(da, other, next);
+			start_set(da, 1 - cur, next);
 		}
 		serr = submit_set(fs, ip, set, ns);
 		if (serr)
