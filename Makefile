@@ -6,6 +6,7 @@
 #   make                 gcc (or $CC), -O2, into out/
 #   make SAN=asan        ASan + UBSan, into out-asan/
 #   make SAN=msan        MSan (clang only), into out-msan/
+#   make SAN=tsan        ThreadSanitizer (clang), into out-tsan/
 #   make check           build and run the unit tests
 #   make V=1             show every command
 #
@@ -30,6 +31,11 @@ ifeq ($(SAN),msan)
   OPT    := -O1 -fno-omit-frame-pointer
   SANF   := -fsanitize=memory -fsanitize-memory-track-origins \
             -fno-sanitize-recover=all -DFSO_NO_EXTERNAL_LIBS
+endif
+
+ifeq ($(SAN),tsan)
+  OPT    := -O1 -fno-omit-frame-pointer
+  SANF   := -fsanitize=thread
 endif
 
 CFLAGS_ALL := $(BASE) $(OPT) $(SANF) $(EXTRA_CFLAGS)
@@ -95,4 +101,4 @@ check: all
 	O=$(O) ./ci/unit
 
 clean:
-	rm -rf out out-asan out-msan
+	rm -rf out out-asan out-msan out-tsan

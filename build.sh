@@ -5,6 +5,8 @@
 #                           libfsoracle.a, unit tests)
 #   ./build.sh asan         ASan + UBSan build into out-asan/
 #   ./build.sh msan         MSan build (clang) into out-msan/
+#   ./build.sh tsan         ThreadSanitizer build (clang) into out-tsan/
+#                           (the compression workers, mount workers=N)
 #   ./build.sh clean        remove every build directory
 #
 # When the OSS-Fuzz / ClusterFuzzLite variables are set ($LIB_FUZZING_ENGINE
@@ -38,6 +40,7 @@ case "${1:-}" in
 "")     make -j"$jobs" ;;
 asan)   make -j"$jobs" SAN=asan CC="${CC:-clang}" ;;
 msan)   make -j"$jobs" SAN=msan CC=clang ;;
+tsan)   make -j"$jobs" SAN=tsan CC=clang ;;
 clean)  make clean ;;
-*)      echo "usage: ./build.sh [asan|msan|clean]" >&2; exit 2 ;;
+*)      echo "usage: ./build.sh [asan|msan|tsan|clean]" >&2; exit 2 ;;
 esac

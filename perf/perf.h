@@ -84,6 +84,60 @@ double perf_sign_test(unsigned k, unsigned n);
 double perf_mann_whitney(const double *a, unsigned na, const double *b,
 			 unsigned nb);
 
+/* ---- the sequential test (seq.c) ------------------------------------ */
+
+/*
+ * One comparison sampled until it is decided: values x_i = log(tB/tA) of
+ * one round each (paired), or log times of the new run against a saved
+ * reference (two-sample, perf_seq_set_reference).  At looks n = 10, 14,
+ * 20, 28, ... (perf_seq_look_at) the Hodges-Lehmann shift gets an
+ * interval of level 1 - alpha / PERF_SEQ_LOOKS (signed-rank or
+ * Mann-Whitney inversion); the comparison stops "slower" when the ratio's
+ * interval lies above 1, "faster" below 1, "same" inside 1 ± min_effect.
+ * The chance of any false "slower"/"faster" over all looks is at most
+ * alpha.  perf_seq_stop() (the budget is out) takes one last look.
+ * With max_looks = 1 it is a fixed-sample test: the one look comes at
+ * perf_seq_stop().
+ */
+#define PERF_SEQ_LOOKS 12
+
+enum perf_seq_state {
+	PERF_SEQ_RUNNING = 0,
+	PERF_SEQ_SAME,           /* no change within ±min_effect           */
+	PERF_SEQ_SLOWER,         /* B slower: the interval lies above 1    */
+	PERF_SEQ_FASTER,
+	PERF_SEQ_INCONCLUSIVE,   /* budget or looks out, or no memory      */
+};
+struct perf_seq_opts {
+	double alpha;            /* this comparison's share; 0 = 0.05      */
+	double min_effect;       /* 0 = 0.05                              */
+	unsigned max_looks;      /* 0 = PERF_SEQ_LOOKS; 1: a fixed sample,
+				    one look at perf_seq_stop() at level
+				    1 - alpha                             */
+};
+struct perf_seq {
+	double alpha, min_effect;
+	double *x; unsigned n, cap;
+	double *ref; unsigned nref;  /* two-sample: the saved run's values */
+	unsigned looks, max_looks;
+	double est, lo, hi;      /* log ratio and its interval (last look) */
+	double noise;            /* 1.4826 MAD of one x (last look)        */
+	enum perf_seq_state state;
+};
+void perf_seq_init(struct perf_seq *s, const struct perf_seq_opts *o);
+void perf_seq_free(struct perf_seq *s);
+int perf_seq_set_reference(struct perf_seq *s, const double *ref,
+			   unsigned n);
+/* Add one value; looks when n reaches the next look.  The state. */
+enum perf_seq_state perf_seq_add(struct perf_seq *s, double x);
+enum perf_seq_state perf_seq_stop(struct perf_seq *s);
+/* Round count of look k (0-based). */
+unsigned perf_seq_look_at(unsigned k);
+/* "no change within ±5%", "slower by 6-9%", "inconclusive: noise ±12%
+ * after 60 s". */
+void perf_seq_text(const struct perf_seq *s, double secs, char *buf,
+		   size_t len);
+
 /* ---- scenarios (scenarios.c, s000_*.c, ...) -------------------------- */
 
 enum perf_scale {
@@ -129,7 +183,7 @@ struct perf_counter_spec {
 
 #define PERF_MAX_COUNTERS 8
 #define PERF_MAX_PARAMS   12
-#define PERF_MAX_VARIANTS 4
+#define PERF_MAX_VARIANTS 6
 #define PERF_MAX_CHECKS   12
 
 /* A figure from the seed's thread, scaled to the run and asserted. */
@@ -201,6 +255,9 @@ int perf_fail(char *err, size_t len, int rc, const char *fmt, ...)
 
 /* ---- the driver (run.c) -------------------------------------------- */
 
+/* What a timed run measures (perf_sample_clock). */
+enum perf_clock { PERF_CLOCK_WALL = 0, PERF_CLOCK_CPU };
+
 struct perf_opts {
 	enum perf_scale scale;
 	unsigned repeats;        /* timed pairs kept; 0: perf_repeats()    */
@@ -216,6 +273,8 @@ struct perf_opts {
 	 */
 	const char *plant_id;
 	double plant_pct;
+	enum perf_clock clock;   /* --sample: what to measure              */
+	unsigned sample_reps;    /* --sample: runs, the fastest kept; 0: 1 */
 };
 
 /* Timed pairs kept by default: 12 quick, 20 full (with 12 pairs the sign
@@ -260,6 +319,22 @@ struct perf_result {
 int perf_sample(const struct perf_scenario *sc, const struct perf_job *j,
 		struct perf_counts *cnt, double *secs, double plant_pct,
 		char *err, size_t len);
+/*
+ * Pin this process (and the children it starts) to the CPU it runs on,
+ * so A and B, and both twins, share one core's caches; 0, or -errno when
+ * the system does not allow it (a line in what either way).
+ */
+int perf_pin_cpu(char *what, size_t len);
+/*
+ * The same on a chosen clock: wall time (CLOCK_MONOTONIC), or the
+ * process's CPU time (every thread's; the time the machine gave to other
+ * work does not count, so a shared machine's noise mostly drops out).
+ * The planted cost is a busy wait on the same clock.
+ */
+int perf_sample_clock(const struct perf_scenario *sc,
+		      const struct perf_job *j, struct perf_counts *cnt,
+		      double *secs, double plant_pct, enum perf_clock clock,
+		      char *err, size_t len);
 /* Run one scenario; progress lines go to progress (NULL: none). */
 void perf_run(const struct perf_scenario *sc, const struct perf_opts *o,
 	      struct perf_result *r, FILE *progress);
@@ -312,14 +387,29 @@ int json_reformat(FILE *f, const char *text, char *err, size_t len);
 int json_available(void);
 
 /*
+ * More rounds of the current build for --baseline: round() runs every
+ * point pts[0..n) (points of the new report) of twin tw (0 naive, 1
+ * optimized) of scenario id once and gives the mean of the log times;
+ * 0 or -errno.  budget: seconds per scenario twin.
+ */
+struct perf_more {
+	int (*round)(void *arg, const char *id, unsigned tw,
+		     const struct json *const *pts, unsigned n, double *x);
+	void *arg;
+	double budget;
+};
+
+/*
  * Compare two saved runs (perf_write_json output): counters first (exact:
- * any change in a counter is more or less work), then time (unpaired
- * test, per twin).  Prints one line per scenario point; returns the
- * number of regressions (more work, or slower beyond noise), or -errno
- * with a line in err when a file is not a perf report.
+ * any change in a counter is more or less work), then time, one
+ * comparison per scenario twin pooled over its points (the two-sample
+ * sequential test, seq.c; more rounds from more while undecided, NULL:
+ * the saved samples only).  Returns the number of regressions (more
+ * work, or slower), or -errno with a line in err when a file is not a
+ * perf report.
  */
 int perf_compare_reports(FILE *f, const struct json *old,
 			 const struct json *cur, const struct perf_cmp_opts *o,
-			 char *err, size_t len);
+			 const struct perf_more *more, char *err, size_t len);
 
 #endif

@@ -345,12 +345,13 @@ static void compose_json(FILE *f, const struct perf_opts *o,
 	json_put_string(f, FSORACLE_VERSION);
 	fprintf(f, ",\n  \"scale\": "
 		"\"%s\",\n  \"repeats\": %u,\n  \"warmup\": %u,\n"
+		"  \"clock\": \"%s\",\n"
 		"  \"alpha\": 0.05,\n  \"ci_level\": 0.95,\n"
 		"  \"bootstrap_resamples\": 2000,\n"
 		"  \"bootstrap_seed\": %" PRIu64 ",\n  \"scenarios\": [",
 		o->scale == PERF_FULL ? "full" : "quick",
 		perf_repeats(o),
-		o->warmup, o->seed);
+		o->warmup, o->clock == PERF_CLOCK_CPU ? "cpu" : "wall", o->seed);
 	for (unsigned s = 0; s < n; s++) {
 		const struct perf_result *r = &res[s];
 		const struct perf_scenario *sc = r->sc;

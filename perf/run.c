@@ -16,6 +16,7 @@
 #include "perf/perf_internal.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,6 +65,31 @@ int perf_counter_known(const char *name)
 	return perf_counter_get(&zero, name, &v) == 0;
 }
 
+/* ---- noise control ---- */
+
+int perf_pin_cpu(char *what, size_t len)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	if (cpu < 0) {
+		snprintf(what, len, "not pinned: sched_getcpu: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		int e = errno;
+
+		snprintf(what, len, "not pinned (sched_setaffinity: %s)",
+			 strerror(e));
+		return -e;
+	}
+	snprintf(what, len, "pinned to CPU %d (children inherit it)", cpu);
+	return 0;
+}
+
 /* ---- one run ---- */
 
 static double now(void)
@@ -74,10 +100,29 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The process's CPU time: every thread's, none of the time it waited. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int perf_sample(const struct perf_scenario *sc, const struct perf_job *j,
 		struct perf_counts *cnt, double *secs, double plant_pct,
 		char *err, size_t len)
 {
+	return perf_sample_clock(sc, j, cnt, secs, plant_pct, PERF_CLOCK_WALL,
+				 err, len);
+}
+
+int perf_sample_clock(const struct perf_scenario *sc,
+		      const struct perf_job *j, struct perf_counts *cnt,
+		      double *secs, double plant_pct, enum perf_clock clock,
+		      char *err, size_t len)
+{
+	double (*tick)(void) = clock == PERF_CLOCK_CPU ? cpu_now : now;
 	struct perf_world w;
 	double t0, t1;
 	int rc;
@@ -87,9 +132,9 @@ int perf_sample(const struct perf_scenario *sc, const struct perf_job *j,
 	if (rc)
 		goto out;
 	ref_counters_reset(w.fs);
-	t0 = now();
+	t0 = tick();
 	rc = sc->op(&w, j);
-	t1 = now();
+	t1 = tick();
 	if (rc) {
 		perf_fail(err, len, rc, "the measured operation failed: %s",
 			  ref_strerror(rc));
@@ -98,7 +143,7 @@ int perf_sample(const struct perf_scenario *sc, const struct perf_job *j,
 	if (plant_pct > 0) {
 		double until = t1 + (t1 - t0) * plant_pct / 100;
 
-		while ((t1 = now()) < until)
+		while ((t1 = tick()) < until)
 			;
 	}
 	if (secs)
@@ -242,8 +287,9 @@ static int time_point(const struct perf_scenario *sc, struct perf_job *j,
 			unsigned twin = (i + k) % 2; /* A B, then B A */
 
 			j->naive = twin ? 0 : 1u << sc->path;
-			rc = perf_sample(sc, j, NULL, &t[twin], twin ? plant : 0,
-				      r->reason, sizeof(r->reason));
+			rc = perf_sample_clock(sc, j, NULL, &t[twin],
+					       twin ? plant : 0, o->clock,
+					       r->reason, sizeof(r->reason));
 		}
 		if (!rc && i >= warm) {
 			pt->tnaive[i - warm] = t[0];

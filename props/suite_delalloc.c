@@ -26,6 +26,9 @@
  *                               outside: none covers more device bytes
  *                               than the device reports as its largest
  *                               append (not the engine's own copy)
+ *   delalloc_workers_agree_with_the_model
+ *                               the zoned case mounted workers=2: the
+ *                               chunks compressed by two threads
  *   delalloc_calls_follow_the_seed_formula
  *                               one write of L blocks, then sync, on a
  *                               zoned device with an append limit of A
@@ -64,6 +67,12 @@ static struct props_targets plain_pt = {
 static struct props_targets zoned_pt = {
 	.list = "engine,naive,model", .dev = "mem:16m", .mkfs = MKFS,
 	.mount = "delalloc,pagecache=16", .rtdev = ZONED,
+};
+
+/* The same with two compression workers in every engine (threads). */
+static struct props_targets workers_pt = {
+	.list = "engine,naive,model", .dev = "mem:16m", .mkfs = MKFS,
+	.mount = "delalloc,pagecache=16,workers=2", .rtdev = ZONED,
 };
 
 static const struct props_ops_env plain_env = {
@@ -137,6 +146,12 @@ static int zoned_within_limit(struct props_trial *t, void *arg)
 	for (int i = 0; i < 2 && res == PROPS_PASS; i++)
 		res = props_append_limit_held(t, zoned_pt.t[i], NFILES);
 	return res;
+}
+
+/* Realtime and compressed, written back by two worker threads. */
+static int workers_agree(struct props_trial *t, void *arg)
+{
+	return with_flags(t, &workers_pt, arg, OP_ATTR_REALTIME);
 }
 
 /* ---- the formula ---- */
@@ -335,6 +350,14 @@ static const struct props_prop props[] = {
 		       "limit",
 		.cfg = PROPS_TARGETS_CFG(zoned_within_limit, &zoned_ops,
 					 &zoned_pt),
+	},
+	{
+		.name = "delalloc_workers_agree_with_the_model",
+		.doc = "the zoned case with workers=2: chunks compressed by "
+		       "two threads, submitted in order; twins and model "
+		       "agree, audits clean (run it under TSan too)",
+		.cfg = PROPS_TARGETS_CFG(workers_agree, &zoned_ops,
+					 &workers_pt),
 	},
 	{
 		.name = "delalloc_calls_follow_the_seed_formula",

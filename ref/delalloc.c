@@ -55,6 +55,38 @@
 #define DA_PIECE     DA_PIECE_BYTES /* input bytes of a compressed extent */
 #define DA_BUF       (1u << 20)    /* bytes written through in one piece  */
 
+/* One piece of a chunk in flight: where it is, where its frame goes. */
+struct da_piece {
+	uint64_t fb, n;              /* file blocks                       */
+	size_t off, bytes;           /* its input in the slot             */
+	size_t ooff, ocap;           /* its frame's room in the slot      */
+	size_t csize;                /* 0: does not pay, or not tried     */
+	bool want;                   /* over a hole: try compressing      */
+};
+
+/*
+ * One chunk handed to a compression worker (workers > 0): its pieces'
+ * input gathered on the calling thread, compressed by the worker into
+ * the slot's own frames with the slot's own context, submitted in order
+ * afterwards by the calling thread.
+ */
+struct da_slot {
+	uint8_t *in;                 /* DA_CHUNK: the chunk's bytes       */
+	uint8_t *out;                /* the frames, one after another     */
+	size_t outcap;
+	struct da_piece *pc;
+	unsigned npieces, pcap;
+	int level;
+};
+
+/* A set of slots in flight, and the workers' contexts (one each). */
+struct da_batch {
+	struct da_slot *set;
+#ifndef FSO_NO_EXTERNAL_LIBS
+	ZSTD_CCtx **wctx;
+#endif
+};
+
 struct delalloc {
 	uint8_t *buf;        /* DA_BUF: a piece's bytes                    */
 	uint8_t *zbuf;       /* compressed frame of one piece              */
@@ -68,6 +100,14 @@ struct delalloc {
 #if HAVE_ZSTD
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
+#endif
+	struct hw_workers *pool;     /* NULL: the jobs run in line         */
+	struct da_slot *slots;       /* two sets of 2 x workers chunks     */
+	unsigned nslots;
+	struct da_batch batch[2];    /* one per set                        */
+#if HAVE_ZSTD
+	ZSTD_CCtx **wctx;            /* a context per worker               */
+	unsigned nwctx;
 #endif
 };
 
@@ -103,6 +143,20 @@ void da_unmount(struct ref_fs *fs)
 
 	if (!da)
 		return;
+	hw_workers_stop(da->pool);
+	for (unsigned i = 0; i < da->nslots; i++) {
+		struct da_slot *s = &da->slots[i];
+
+		free(s->in);
+		free(s->out);
+		free(s->pc);
+	}
+	free(da->slots);
+#if HAVE_ZSTD
+	for (unsigned i = 0; i < da->nwctx; i++)
+		ZSTD_freeCCtx(da->wctx[i]);
+	free(da->wctx);
+#endif
 	free(da->buf);
 	free(da->zbuf);
 	free(da->cbuf);
@@ -561,25 +615,35 @@ static int write_plain(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return 0;
 }
 
-/* One piece of a chunk: compressed if it pays and fits, else plain. */
-static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		       uint64_t n, const uint8_t *buf)
+/* Is piece [fb, fb+n) worth compressing: 2 blocks or more, all a hole? */
+static int piece_wants(struct ref_fs *fs, struct ref_inode *ip,
+		       uint64_t fb, uint64_t n, bool *want)
 {
-#if HAVE_ZSTD
-	struct delalloc *da = fs->da;
 	struct ref_extent e;
-	size_t csize = 0;
-	uint64_t plen, blk, got;
 	int err = bmap_lookup(fs, ip, fb, &e);
 
-	if (err)
-		return err;
-	if (n >= 2 && e.state == BMAP_HOLE && e.fileoff + e.len >= fb + n)
-		csize = compress_piece(fs, da, buf, n << fs->bshift);
+	*want = !err && n >= 2 && e.state == BMAP_HOLE &&
+		e.fileoff + e.len >= fb + n;
+	return err;
+}
+
+/*
+ * Submit one piece: its frame zbuf of csize bytes (room for whole
+ * blocks) as one compressed extent if it pays and fits, else buf plain.
+ */
+static int submit_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+			uint64_t n, const uint8_t *buf, uint8_t *zbuf,
+			size_t csize)
+{
+#if HAVE_ZSTD
+	struct ref_extent e;
+	uint64_t plen, blk, got;
+	int err;
+
 	plen = (csize + fs->bs - 1) >> fs->bshift;
 	if (csize && plen < n && plen <= max_extent(fs, ip)) {
-		memset(da->zbuf + csize, 0, (plen << fs->bshift) - csize);
-		err = alloc_write(fs, ip, fb, da->zbuf, plen, &blk, &got);
+		memset(zbuf + csize, 0, (plen << fs->bshift) - csize);
+		err = alloc_write(fs, ip, fb, zbuf, plen, &blk, &got);
 		if (err)
 			return err;
 		if (got == plen) {
@@ -595,10 +659,265 @@ static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			return err;
 		}
 	}
+#else
+	(void)zbuf;
+	(void)csize;
 #endif
 	fs->ctr.compress_fallbacks++;
 	return write_plain(fs, ip, fb, n, buf);
 }
+
+/* One piece of a chunk, in line: compressed if it pays and fits. */
+static int write_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t n, const uint8_t *buf)
+{
+	struct delalloc *da = fs->da;
+	size_t csize = 0;
+	bool want;
+	int err = piece_wants(fs, ip, fb, n, &want);
+
+	if (err)
+		return err;
+#if HAVE_ZSTD
+	if (want)
+		csize = compress_piece(fs, da, buf, n << fs->bshift);
+#endif
+	return submit_piece(fs, ip, fb, n, buf, da->zbuf, csize);
+}
+
+/* ---- compression workers (workers > 0) ---- */
+
+#if HAVE_ZSTD
+/*
+ * A worker's job: compress the wanted pieces of slot i into the slot's
+ * own frames with the worker's own context (kept warm in its cache).  It
+ * touches nothing else, so the calling thread may read the results once
+ * the batch is waited for.
+ */
+static void compress_chunk(void *arg, unsigned i, unsigned worker)
+{
+	struct da_batch *b = arg;
+	struct da_slot *s = &b->set[i];
+	ZSTD_CCtx *cctx = b->wctx[worker];
+
+	for (unsigned k = 0; k < s->npieces; k++) {
+		struct da_piece *p = &s->pc[k];
+		size_t r;
+
+		p->csize = 0;
+		if (!p->want)
+			continue;
+		r = ZSTD_compressCCtx(cctx, s->out + p->ooff, p->ocap,
+				      s->in + p->off, p->bytes, s->level);
+		p->csize = ZSTD_isError(r) ? 0 : r;
+	}
+}
+
+/* Slots for two sets of 2 x workers chunks, a context per worker, and
+ * the pool; the pool is optional (NULL: the jobs run in line). */
+static int slots_get(struct ref_fs *fs, struct delalloc *da)
+{
+	unsigned want = 4 * fs->workers;
+
+	if (da->nslots >= want)
+		return 0;
+	if (!da->pool)
+		(void)hw_workers_start(fs->workers, &da->pool);
+	if (!da->slots)
+		da->slots = calloc(want, sizeof(*da->slots));
+	if (!da->wctx)
+		da->wctx = calloc(fs->workers, sizeof(*da->wctx));
+	if (!da->slots || !da->wctx)
+		return -ENOMEM;
+	for (; da->nwctx < fs->workers; da->nwctx++) {
+		da->wctx[da->nwctx] = ZSTD_createCCtx();
+		if (!da->wctx[da->nwctx])
+			return -ENOMEM;
+	}
+	for (; da->nslots < want; da->nslots++) {
+		da->slots[da->nslots].in = malloc(DA_CHUNK);
+		if (!da->slots[da->nslots].in)
+			return -ENOMEM;
+	}
+	for (unsigned k = 0; k < 2; k++)
+		da->batch[k] = (struct da_batch){ da->slots + k * want / 2,
+						  da->wctx };
+	return 0;
+}
+
+/* Room for piece k of slot sl, and frame room up to need bytes. */
+static int slot_room(struct da_slot *sl, unsigned k, size_t need)
+{
+	if (k >= sl->pcap) {
+		unsigned c = sl->pcap ? 2 * sl->pcap : 8;
+		struct da_piece *np = realloc(sl->pc, c * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		sl->pc = np;
+		sl->pcap = c;
+	}
+	if (need > sl->outcap) {
+		uint8_t *no = realloc(sl->out, need);
+
+		if (!no)
+			return -ENOMEM;
+		sl->out = no;
+		sl->outcap = need;
+	}
+	return 0;
+}
+
+/*
+ * Fill slot sl with the chunk at fb of c blocks: its pieces (cut as the
+ * in-line loop cuts them), their bytes, and room for each frame (its bound and a block of
+ * padding: submit_piece pads a frame to whole blocks).
+ */
+static int slot_fill(struct ref_fs *fs, struct pc_map *m,
+		     struct da_slot *sl, uint64_t fb, uint64_t c,
+		     uint64_t piece)
+{
+	uint64_t in = 0;
+	size_t out = 0;
+	int err = 0;
+
+	sl->npieces = 0;
+	sl->level = fs->zlevel ? fs->zlevel : ZSTD_CLEVEL_DEFAULT;
+	while (!err && in < c) {
+		uint64_t n = min64(c - in, piece);
+		size_t bytes = (size_t)(n << fs->bshift);
+		size_t bound = ZSTD_compressBound(bytes);
+		struct da_piece *p;
+
+		err = slot_room(sl, sl->npieces, out + bound + fs->bs);
+		if (err)
+			break;
+		p = &sl->pc[sl->npieces++];
+		*p = (struct da_piece){ .fb = fb + in, .n = n,
+					.off = (size_t)(in << fs->bshift),
+					.bytes = bytes, .ooff = out,
+					.ocap = bound };
+		out += bound + fs->bs;
+		/* whether it is over a hole is asked at submission, where
+		 * the in-line loop asks it (the same lookups, the same
+		 * counters); delalloc pages are over holes, so nearly every
+		 * piece of 2 blocks or more is compressed */
+		p->want = n >= 2;
+		gather(fs, m, fb + in, n, sl->in + p->off);
+		in += n;
+	}
+	return err;
+}
+
+/*
+ * Fill the set of slots at set[0..max) with the chunks from block *at of
+ * the run [fb, fb+n); *at moves past them.  The number filled.
+ */
+static unsigned fill_set(struct ref_fs *fs, struct pc_map *m,
+			 struct da_slot *set, unsigned max, uint64_t fb,
+			 uint64_t n, uint64_t *at, uint64_t chunk,
+			 uint64_t piece, int *err)
+{
+	unsigned ns = 0;
+
+	while (!*err && ns < max && *at < n) {
+		uint64_t c = min64(n - *at, chunk);
+
+		*err = slot_fill(fs, m, &set[ns++], fb + *at, c, piece);
+		*at += c;
+	}
+	return ns;
+}
+
+/* Compress filled set k: on the pool (returns at once), else in line. */
+static void start_set(struct delalloc *da, unsigned k, unsigned ns)
+{
+	if (da->pool)
+		hw_workers_submit(da->pool, compress_chunk, &da->batch[k], ns);
+	else
+		for (unsigned i = 0; i < ns; i++)
+			compress_chunk(&da->batch[k], i, 0);
+}
+
+/* Submit a compressed set in file order, at the write pointer. */
+static int submit_set(struct ref_fs *fs, struct ref_inode *ip,
+		      struct da_slot *set, unsigned ns)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < ns && !err; i++) {
+		struct da_slot *sl = &set[i];
+
+		fs->ctr.async_chunks++;
+		for (unsigned k = 0; k < sl->npieces && !err; k++) {
+			struct da_piece *p = &sl->pc[k];
+			bool want;
+
+			err = piece_wants(fs, ip, p->fb, p->n, &want);
+			if (!err)
+				err = submit_piece(fs, ip, p->fb, p->n,
+						   sl->in + p->off,
+						   sl->out + p->ooff,
+						   want ? p->csize : 0);
+		}
+	}
+	return err;
+}
+
+/*
+ * The compressed loop with workers: chunks in two sets of 2 x workers,
+ * one set compressed by the pool while the calling thread submits the
+ * other's frames in file order at the write pointer; allocation, the
+ * image and every counter are exactly those of the in-line loop.
+ *
+ *   gather A | compress A                  | submit A
+ *            |            gather B | compress B (workers) | submit B
+ *
+ * A call's first set has nothing to overlap with, and its chunks are
+ * at most the run's: a writeback call of 672 KiB (2 chunks) waits for
+ * its compression whole, a call of 128 MiB (256 chunks) keeps the
+ * workers busy while it submits.
+ */
+static int write_run_workers(struct ref_fs *fs, struct ref_inode *ip,
+			     struct pc_map *m, uint64_t fb, uint64_t n,
+			     uint64_t chunk, uint64_t piece)
+{
+	struct delalloc *da = fs->da;
+	uint64_t at = 0;
+	unsigned half, ns, cur = 0;
+	int err = slots_get(fs, da), serr = 0;
+
+	if (err)
+		return err;
+	half = da->nslots / 2;
+	ns = fill_set(fs, m, da->slots, half, fb, n, &at, chunk, piece, &err);
+	if (!err)
+		start_set(da, 0, ns);
+	while (!err && ns) {
+		struct da_slot *set = da->slots + cur * half;
+		struct da_slot *other = da->slots + (1 - cur) * half;
+		unsigned next = 0;
+
+		if (da->pool)
+			hw_workers_wait(da->pool);
+		if (at < n) {
+			next = fill_set(fs, m, other, half, fb, n, &at, chunk,
+					piece, &err);
+			if (err)
+				break;
+			start_set(da, 1 - cur, next);
+		}
+		serr = submit_set(fs, ip, set, ns);
+		if (serr)
+			break;
+		cur = 1 - cur;
+		ns = next;
+	}
+	if (da->pool)
+		hw_workers_wait(da->pool);   /* nothing in flight on return */
+	return err ? err : serr;
+}
+#endif
 
 /* Write delalloc pages [fb, fb+n) (locked) of ip. */
 static int write_run(struct ref_fs *fs, struct ref_inode *ip,
@@ -627,6 +946,10 @@ static int write_run(struct ref_fs *fs, struct ref_inode *ip,
 	/* planted (plant.h): the cap one block too late */
 	if (PLANTED(REF_PATH_DELALLOC_CAP) && piece == cap)
 		piece++;
+#endif
+#if HAVE_ZSTD
+	if (fs->workers && chunk <= DA_CHUNK >> fs->bshift)
+		return write_run_workers(fs, ip, m, fb, n, chunk, piece);
 #endif
 	while (!err && done < n) {
 		uint64_t c = min64(n - done, chunk), in = 0;

@@ -180,6 +180,8 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	fs->delalloc = opts && (opts->flags & REF_MOUNT_DELALLOC);
 	fs->compress = opts ? opts->compress : REF_COMPRESS_NONE;
 	fs->zlevel = opts ? opts->compress_level : 0;
+	fs->workers = opts && opts->workers <= REF_WORKERS_MAX ?
+		      opts->workers : 0;
 	fs->msg = opts ? opts->msg : NULL;
 	fs->msg_arg = opts ? opts->msg_arg : NULL;
 	if (fs->data_mode >= REF_DATA_MODES) {

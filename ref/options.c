@@ -284,6 +284,11 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 			o->flags &= ~REF_MOUNT_DELALLOC;
 		} else if (!strcmp(key, "nopagedata") && !*val) {
 			o->flags |= REF_MOUNT_NOPAGEDATA;
+		} else if (!strcmp(key, "workers")) {
+			if (num(val, &o->workers) || o->workers > REF_WORKERS_MAX)
+				FAIL("mount options: bad value '%s' for workers "
+				     "(0..%u; 0: compress in line)", val,
+				     REF_WORKERS_MAX);
 		} else if (!strcmp(key, "compress")) {
 			if (compress_opt(val, o))
 				FAIL("mount options: bad value '%s' for compress "
@@ -293,7 +298,7 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 			FAIL("mount options: unknown option '%s' (ro, norecovery, "
 			     "cache=N, pagecache=N, naive=PATHS, fallback=PATHS, "
 			     "data=MODE, delalloc, nodelalloc, compress=zstd[:N], "
-			     "nopagedata)",
+			     "workers=N, nopagedata)",
 			     key);
 	}
 	return 0;

@@ -135,6 +135,7 @@ const char *ref_data_mode_name(unsigned mode);
  */
 #define REF_MOUNT_NOPAGEDATA  (1u << 3)
 #define REF_PAGECACHE_OFF     UINT32_MAX  /* ref_mount_opts.pagecache       */
+#define REF_WORKERS_MAX       64          /* ref_mount_opts.workers         */
 
 enum ref_compress { REF_COMPRESS_NONE = 0, REF_COMPRESS_ZSTD };
 
@@ -157,6 +158,14 @@ struct ref_mount_opts {
 	 */
 	uint32_t compress;        /* enum ref_compress                        */
 	int32_t compress_level;
+	/*
+	 * Compression workers: 0 = every chunk compressed in line, one at a
+	 * time (deterministic replay, the fuzzers); N > 0 = the chunks of up
+	 * to 2N at a time handed to N worker threads (hw_workers_*), their
+	 * results submitted in order on the calling thread.  The image, the
+	 * bytes and every counter are the same either way.
+	 */
+	uint32_t workers;
 	/* The realtime device the filesystem was made with (NULL = none).
 	 * Mount fails if it is missing, unexpected or of another size. */
 	struct hw_dev *rtdev;

@@ -205,6 +205,7 @@ struct ref_fs {
 	bool delalloc;          /* delayed allocation (REF_MOUNT_DELALLOC) */
 	uint32_t compress;      /* enum ref_compress for every file */
 	int32_t zlevel;         /* its level (0: the library's default) */
+	uint32_t workers;       /* compression workers (0: in line)     */
 	ref_msg_fn msg;
 	void *msg_arg;
 

@@ -552,3 +552,118 @@ TEST(truncate_to_the_same_size_inside_a_compressed_extent)
 }
 
 int main(int argc, char **argv) { return test_main(argc, argv); }
+
+/* ---- compression workers ---- */
+
+struct image { uint64_t data, rt; uint64_t ctr[256]; unsigned nctr; };
+
+static void ctr_all(void *arg, const char *name, uint64_t v)
+{
+	struct image *im = arg;
+
+	(void)name;
+	if (im->nctr < 256)
+		im->ctr[im->nctr++] = v;
+}
+
+/* FNV-1a over a whole device, 8 bytes a step. */
+static uint64_t dev_hash(struct hw_dev *dev)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t *b = malloc(MB);
+
+	if (!b)
+		return 0;
+	for (uint64_t off = 0; off < hw_size(dev); off += MB) {
+		if (hw_read(dev, off, b, MB))
+			break;
+		for (unsigned i = 0; i < MB / 8; i++)
+			h = (h ^ b[i]) * 0x100000001b3ull;
+	}
+	free(b);
+	return h;
+}
+
+/*
+ * Three realtime files on a zoned device, each a mix of compressible
+ * runs, incompressible runs and holes, written and synced under
+ * workers=W: the image (both devices, hashed) and every counter.
+ */
+static void workers_run(unsigned workers, const char *append, int naive,
+			struct image *im)
+{
+	struct dfs z;
+	char opts[128], rt[128];
+	uint8_t *buf = malloc(3 * MB);
+
+	CHECK(buf);
+	memset(im, 0, sizeof(*im));
+	snprintf(opts, sizeof(opts), "compress=zstd,pagecache=4096,"
+		 "workers=%u%s", workers, naive ? ",naive=delalloc_cap" : "");
+	snprintf(rt, sizeof(rt), "zoned:mem,size=64m,zone=16m,append_max=%s",
+		 append);
+	CHECK_OK(d_new(&z, rt, opts));
+	for (unsigned f = 0; f < 3; f++) {
+		char name[8];
+		uint64_t ino;
+
+		snprintf(name, sizeof(name), "f%u", f);
+		CHECK_OK(ref_create(z.fs, name, &ino));
+		CHECK_OK(ref_set_flags(z.fs, ino, REF_FLAG_REALTIME, 0));
+		for (unsigned part = 0; part < 6; part++) {
+			size_t n = (size_t)(300 + 170 * part + 90 * f) * KB;
+
+			fill(buf, n, part + f, (part + f) % 3 != 0);
+			CHECK_EQ(ref_pwrite(z.fs, ino, buf, n,
+					    (uint64_t)part * 3 * MB / 2),
+				 (int64_t)n);
+		}
+	}
+	CHECK_OK(ref_sync(z.fs));
+	ref_counters_foreach(ref_counters(z.fs), ctr_all, im);
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	CHECK_OK(ref_unmount(z.fs));
+	z.fs = NULL;
+	im->data = dev_hash(z.dev);
+	im->rt = dev_hash(z.rtdev);
+	d_close(&z);
+	free(buf);
+}
+
+TEST(compression_workers_leave_the_same_image_and_counters)
+{
+	static const char *const appends[] = { "672k", "16k" };
+
+	NEED_COMPRESSION();
+	for (unsigned a = 0; a < 2; a++)
+		for (int naive = 0; naive < 2 - (int)a; naive++) {
+			struct image in_line, w;
+
+			workers_run(0, appends[a], naive, &in_line);
+			CHECK(in_line.nctr > 10 && in_line.ctr[0] + 1);
+			for (unsigned workers = 3; workers <= 3; workers++) {
+				workers_run(workers, appends[a], naive, &w);
+				CHECK_MSG(w.data == in_line.data &&
+					  w.rt == in_line.rt, "append_max=%s "
+					  "naive=%d workers=%u: another image",
+					  appends[a], naive, workers);
+				CHECK_EQ(w.nctr, in_line.nctr);
+				CHECK_MSG(!memcmp(w.ctr, in_line.ctr,
+						  sizeof(w.ctr)),
+					  "append_max=%s naive=%d workers=%u: "
+					  "other counters", appends[a], naive,
+					  workers);
+			}
+		}
+}
+
+TEST(workers_option_is_parsed_and_bounded)
+{
+	struct ref_mount_opts o = { 0 };
+	char err[256];
+
+	CHECK_OK(ref_parse_mount_opts("workers=4", &o, err, sizeof(err)));
+	CHECK_EQ(o.workers, 4u);
+	CHECK(ref_parse_mount_opts("workers=65", &o, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "workers"));
+}

@@ -547,11 +547,11 @@ TEST(compare_flags_more_work_and_slower_time_only)
 	junk = json_parse("{\"x\": 1}", NULL, 0);
 	f = fopen("/dev/null", "w");
 	CHECK(a && same && more && slow && junk && f);
-	CHECK_EQ(perf_compare_reports(f, a, same, &o, err, sizeof(err)), 0);
-	CHECK_EQ(perf_compare_reports(f, a, more, &o, err, sizeof(err)), 1);
-	CHECK_EQ(perf_compare_reports(f, a, slow, &o, err, sizeof(err)), 1);
-	CHECK_EQ(perf_compare_reports(f, slow, a, &o, err, sizeof(err)), 0);
-	CHECK_EQ(perf_compare_reports(f, a, junk, &o, err, sizeof(err)),
+	CHECK_EQ(perf_compare_reports(f, a, same, &o, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(perf_compare_reports(f, a, more, &o, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(perf_compare_reports(f, a, slow, &o, NULL, err, sizeof(err)), 1);
+	CHECK_EQ(perf_compare_reports(f, slow, a, &o, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(perf_compare_reports(f, a, junk, &o, NULL, err, sizeof(err)),
 		 -EINVAL);
 	fclose(f);
 	json_free(a);
@@ -782,7 +782,9 @@ static const struct { const char *name; uint64_t append; int zstd; }
 	s004_variants[] = {
 	{ "zstd-672k", 672 * KIB, 1 }, { "plain-672k", 672 * KIB, 0 },
 	{ "zstd-128k", 128 * KIB, 1 }, { "zstd-1m", 1 * MIB, 1 },
+	{ "zstd-672k-w2", 672 * KIB, 1 },   /* two compression workers */
 };
+#define S004_VARIANTS (sizeof(s004_variants) / sizeof(s004_variants[0]))
 
 /*
  * At reduced sizes (a ragged last range; one past a 128 MiB range, so
@@ -800,8 +802,8 @@ TEST(scenario_004_counters_equal_the_seed_formula)
 	int rc;
 
 	CHECK(sc && sc->probe);
-	CHECK_EQ(sc->nvariants, 4);
-	for (unsigned v = 0; v < 4; v++)
+	CHECK_EQ(sc->nvariants, S004_VARIANTS);
+	for (unsigned v = 0; v < S004_VARIANTS; v++)
 		CHECK(!strcmp(sc->variants[v], s004_variants[v].name));
 	rc = sc->probe(why, sizeof(why));
 	if (rc == -ENOSYS) {
@@ -811,7 +813,7 @@ TEST(scenario_004_counters_equal_the_seed_formula)
 	}
 	CHECK_MSG(rc == 0, "probe: %d: %s", rc, why);
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-		for (unsigned v = 0; v < 4; v++) {
+		for (unsigned v = 0; v < S004_VARIANTS; v++) {
 			uint64_t b = s004_variants[v].append;
 			struct dac want[2] = {
 				dac_formula(sizes[s], b, b),

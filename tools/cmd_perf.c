@@ -5,12 +5,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "perf/perf.h"
+#include "tools/cmd_perf_ab.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
 
@@ -22,6 +24,7 @@ static const char usage_text[] =
 "                     [--svg DIR] [--repeats N] [--baseline FILE]\n"
 "       fsoracle perf --compare OLD.json NEW.json\n"
 "       fsoracle perf --ab OTHER-FSORACLE [SCENARIO...] [--ab-plant ID=PCT]\n"
+"       fsoracle perf --calibrate [K] [SCENARIO...]\n"
 "       fsoracle perf --list\n"
 "\n"
 "The performance oracle: each seed's experiment run through a path's\n"
@@ -34,6 +37,14 @@ static const char usage_text[] =
 "most 5%).  A scenario whose path the engine does not implement yet is\n"
 "reported as not available and skipped.  Progress goes to stderr.\n"
 "\n"
+"Comparisons of two builds (--ab, --baseline, --compare) are sequential:\n"
+"one comparison per scenario twin, pooled over its sizes and variants,\n"
+"sampled until the interval of the time ratio B/A lies above 1 (\"slower\n"
+"by 6-9%\"), below 1 (\"faster by ...\") or inside ±min-effect (\"no change\n"
+"within ±5%\"), or the budget runs out (\"inconclusive: noise ±12% after\n"
+"60 s\").  False alarms stay at most 5% over the whole run: Bonferroni over\n"
+"the comparisons and the 12 looks of each (printed).\n"
+"\n"
 "SCENARIO is an id (000) or a name (rt-truncate); default: all.\n"
 "\n"
 "Options:\n"
@@ -45,16 +56,29 @@ static const char usage_text[] =
 "                   --save FILE is the same\n"
 "  --svg DIR        one plot per scenario (and variant): counters and\n"
 "                   time against the swept parameter\n"
-"  --baseline FILE  after the run, compare it with a saved one (A/B)\n"
+"  --baseline FILE  after the run, compare it with a saved one; while\n"
+"                   undecided, this build takes more rounds (budget)\n"
 "  --compare OLD NEW  compare two saved runs, run nothing (runs made\n"
 "                   at different times: drift on a busy machine counts)\n"
 "  --ab BIN         A/B of two builds side by side: every timed sample\n"
 "                   runs in a child, this binary and BIN alternating\n"
 "                   (A B, B A, ...); exact counters must agree, times\n"
-"                   get the paired sign test (alpha 5% per scenario)\n"
+"                   get the sequential test\n"
 "  --ab-plant ID=PCT  give B the planted cost (validates the verdict)\n"
-"  --min-effect PCT smallest time change a comparison reports (2)\n"
-"  --plant ID=PCT   test knob: PCT%% extra wall time in scenario ID's\n"
+"  --calibrate [K]  K A/A runs (this binary against itself) and K with\n"
+"                   a planted min-effect cost in B, each as --ab runs\n"
+"                   it; prints the false-alarm rate and power per\n"
+"                   scenario (K default 10)\n"
+"  --budget S       seconds per scenario for a sequential comparison (60)\n"
+"  --min-effect PCT the ±band of \"no change\" (5)\n"
+"  --clock wall|cpu what a timed run measures: wall time, or the\n"
+"                   process's CPU time, every thread's (the default of\n"
+"                   --ab and --calibrate: the time a shared machine gives\n"
+"                   to other work does not count)\n"
+"  --sample-reps N  runs per child sample in --ab, the fastest kept (3)\n"
+"  --no-pin         do not pin to one CPU (--ab and --calibrate pin the\n"
+"                   children to the CPU they start on, where allowed)\n"
+"  --plant ID=PCT   test knob: PCT%% extra time in scenario ID's\n"
 "                   optimized twin (validates the A/B verdict)\n"
 "  --seed S         bootstrap seed (results are deterministic given the\n"
 "                   samples)\n"
@@ -63,7 +87,8 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 all good; 1 an optimized path did not do less work, a\n"
 "seed figure differs, a scenario failed, or a comparison found a\n"
-"regression; 2 bad usage or a file that is not a perf report.\n";
+"regression (more work, or slower); 2 bad usage or a file that is not a\n"
+"perf report.\n";
 
 static void list_scenarios(void)
 {
@@ -128,8 +153,48 @@ static struct json *load_report(const char *path, const char *text)
 	return j;
 }
 
+/*
+ * --baseline's sampler: one more round of this build for scenario id's
+ * twin tw, every point once on the run's clock, the mean log time.
+ */
+static int baseline_round(void *arg, const char *id, unsigned tw,
+			  const struct json *const *pts, unsigned n, double *x)
+{
+	const struct perf_opts *o = arg;
+	const struct perf_scenario *sc = perf_scenario_find(id);
+	char err[256];
+	double sum = 0;
+
+	if (!sc || !sc->setup || n == 0)
+		return -ENOENT;
+	for (unsigned i = 0; i < n; i++) {
+		const struct json *v = json_get(pts[i], "variant");
+		struct perf_job j = { .param = json_u64(json_get(pts[i],
+							"param")),
+				      .scale = o->scale, .where = PERF_TIME,
+				      .naive = tw ? 0 : 1u << sc->path };
+		double t;
+		unsigned k = 0;
+
+		while (k < sc->nvariants && v && v->type == JSON_STRING &&
+		       strcmp(sc->variants[k], v->str))
+			k++;
+		if (sc->nvariants && k == sc->nvariants)
+			return -ENOENT;
+		j.variant = k;
+		if (perf_sample_clock(sc, &j, NULL, &t, 0, o->clock, err,
+				      sizeof(err)) || !(t > 0)) {
+			errmsg("%s", err);
+			return -EIO;
+		}
+		sum += log(t);
+	}
+	*x = sum / n;
+	return 0;
+}
+
 static int compare(const char *oldp, const char *newp, const char *newtext,
-		   const struct perf_cmp_opts *co)
+		   const struct perf_cmp_opts *co, const struct perf_more *more)
 {
 	char *ot = slurp(oldp), *nt = newtext ? NULL : slurp(newp);
 	struct json *o = NULL, *n = NULL;
@@ -143,7 +208,7 @@ static int compare(const char *oldp, const char *newp, const char *newtext,
 	if (!o || !n)
 		goto out;
 	printf("A/B: %s (old) against %s (new)\n", oldp, newp);
-	rc = perf_compare_reports(stdout, o, n, co, err, sizeof(err));
+	rc = perf_compare_reports(stdout, o, n, co, more, err, sizeof(err));
 	if (rc < 0) {
 		errmsg("%s", err);
 		rc = EXIT_USAGE;
@@ -166,8 +231,10 @@ struct args {
 	char ab_plant[48];
 	const struct perf_scenario *sel[16];
 	unsigned nsel;
-	double min_effect;
-	int list;
+	double min_effect;       /* percent                               */
+	double budget;           /* seconds per scenario (A/B)            */
+	unsigned calibrate;      /* --calibrate K                         */
+	int list, no_pin, clock_set;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -177,7 +244,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 	a->o.warmup = 1;
 	a->o.seed = DEFAULT_SEED;
-	a->min_effect = 2;
+	a->min_effect = 5;
+	a->budget = 60;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -192,6 +260,46 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->list = 1;
 		} else if (!strcmp(s, "-q")) {
 			a->o.quiet = 1;
+		} else if (!strcmp(s, "--clock")) {
+			if (!val || (strcmp(val, "wall") && strcmp(val, "cpu"))) {
+				errmsg("--clock takes wall or cpu");
+				return EXIT_USAGE;
+			}
+			a->o.clock = val[0] == 'c' ? PERF_CLOCK_CPU :
+				     PERF_CLOCK_WALL;
+			a->clock_set = 1;
+			i++;
+		} else if (!strcmp(s, "--sample-reps")) {
+			if (!val || hw_parse_size(val, &v) || v < 1 || v > 100) {
+				errmsg("--sample-reps needs a number from 1 "
+				       "to 100");
+				return EXIT_USAGE;
+			}
+			a->o.sample_reps = (unsigned)v;
+			i++;
+		} else if (!strcmp(s, "--no-pin")) {
+			a->no_pin = 1;
+		} else if (!strcmp(s, "--calibrate")) {
+			a->calibrate = 10;
+			if (val && hw_parse_size(val, &v) == 0) {
+				if (v < 1 || v > 1000) {
+					errmsg("--calibrate takes K from 1 to "
+					       "1000");
+					return EXIT_USAGE;
+				}
+				a->calibrate = (unsigned)v;
+				i++;
+			}
+		} else if (!strcmp(s, "--budget")) {
+			char *end;
+
+			a->budget = val ? strtod(val, &end) : -1;
+			if (!val || *end || !(a->budget >= 1) ||
+			    a->budget > 86400) {
+				errmsg("--budget needs seconds, 1 to 86400");
+				return EXIT_USAGE;
+			}
+			i++;
 		} else if (!strcmp(s, "--counters-only")) {
 			a->o.counters_only = 1;
 		} else if (!strcmp(s, "--time-only")) {
@@ -246,7 +354,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			char *end;
 
 			a->min_effect = val ? strtod(val, &end) : -1;
-			if (!val || *end || a->min_effect < 0 ||
+			if (!val || *end || !(a->min_effect > 0) ||
 			    a->min_effect > 100) {
 				errmsg("--min-effect needs a percentage");
 				return EXIT_USAGE;
@@ -301,172 +409,109 @@ bad_plant:
 	return EXIT_USAGE;
 }
 
-/*
- * --sample ID:VARIANT:PARAM:TWIN (the child side of --ab): one timed run
- * of one case at the timing scale; prints the seconds, then the counters
- * as "have v0 v1 ...".
- */
-static int sample(const char *spec, const struct perf_opts *o)
+/* Scenarios the engine can run (a probe failure counts as one). */
+static unsigned runnable(const struct perf_scenario *const *sel, unsigned n)
 {
-	char id[16], err[256] = "";
-	unsigned variant, twin;
-	unsigned long long param;
-	const struct perf_scenario *sc;
-	struct perf_job j = { .where = PERF_TIME };
-	struct perf_counts c;
-	double secs, plant = 0;
-	int rc;
+	unsigned k = 0;
 
-	if (sscanf(spec, "%15[^:]:%u:%llu:%u", id, &variant, &param,
-		   &twin) != 4 || !(sc = perf_scenario_find(id)) || twin > 1 ||
-	    variant >= (sc->nvariants ? sc->nvariants : 1) || !sc->setup) {
-		errmsg("--sample takes ID:VARIANT:PARAM:TWIN of a runnable "
-		       "scenario");
+	for (unsigned s = 0; s < n; s++) {
+		char why[256];
+		int rc = sel[s]->probe ? sel[s]->probe(why, sizeof(why)) : 0;
+
+		k += rc != -ENOSYS && sel[s]->setup;
+	}
+	return k;
+}
+
+/*
+ * The A/B settings both --ab and --calibrate start from: the scenarios
+ * (sel, nsel), the number of comparisons the 5% is split over.
+ */
+static int ab_setup(const struct args *a, struct perf_ab_opts *ab,
+		    char *self, size_t len,
+		    const struct perf_scenario *const **sel, unsigned *nsel,
+		    unsigned *ncomp)
+{
+	*nsel = a->nsel ? a->nsel : perf_nscenarios;
+	*sel = a->nsel ? a->sel : perf_scenarios;
+	*ncomp = 2 * runnable(*sel, *nsel);
+	if (perf_ab_self(self, len) || (a->ab && strchr(a->ab, '\''))) {
+		errmsg("cannot name the two binaries for the children");
 		return EXIT_USAGE;
 	}
-	j.variant = variant;
-	j.param = param;
-	j.naive = twin ? 0 : 1u << sc->path;
-	if (o->plant_id && twin == 1 && (!strcmp(o->plant_id, sc->id) ||
-					 !strcmp(o->plant_id, sc->name)))
-		plant = o->plant_pct;
-	rc = perf_sample(sc, &j, &c, &secs, plant, err, sizeof(err));
-	if (rc) {
-		errmsg("%s", err);
-		return EXIT_CHECK;
-	}
-	printf("%.9f %u", secs, c.have);
-	for (unsigned i = 0; i < sc->ncounters; i++)
-		printf(" %llu", (unsigned long long)c.v[i]);
-	printf("\n");
+	memset(ab, 0, sizeof(*ab));
+	ab->bin[0] = ab->bin[1] = self;
+	ab->warm = a->o.warmup;
+	ab->budget = a->budget;
+	ab->min_effect = a->min_effect / 100;
+	ab->alpha = 0.05 / (*ncomp ? *ncomp : 1);
+	ab->scale = a->o.scale;
+	ab->clock = a->clock_set ? a->o.clock : PERF_CLOCK_CPU;
+	ab->reps = a->o.sample_reps ? a->o.sample_reps : 3;
+	ab->quiet = a->o.quiet;
 	return 0;
 }
 
-/* Run one --sample child of bin; 0 and its output, or -1. */
-static int child(const char *bin, const char *plant, const char *spec,
-		 double *secs, struct perf_counts *c, unsigned ncounters)
+static void pin_line(const struct args *a)
 {
-	char cmd[8192];
-	FILE *p;
-	int ok;
+	char what[128];
 
-	snprintf(cmd, sizeof(cmd), "'%s' perf --sample %s%s%s", bin, spec,
-		 plant[0] ? " --plant " : "", plant);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	memset(c, 0, sizeof(*c));
-	ok = fscanf(p, "%lf %u", secs, &c->have) == 2;
-	for (unsigned i = 0; ok && i < ncounters; i++) {
-		unsigned long long v;
-
-		ok = fscanf(p, "%llu", &v) == 1;
-		c->v[i] = v;
-	}
-	return pclose(p) == 0 && ok ? 0 : -1;
+	if (a->no_pin)
+		return;
+	perf_pin_cpu(what, sizeof(what));
+	printf("%s\n", what);
 }
 
-/* The two builds of an --ab run and how to run them. */
-struct ab {
-	const char *bin[2];      /* A (this binary), B                     */
-	const char *plant[2];    /* --plant for each ("" = none)          */
-	unsigned warm, keep;
-	int quiet;
-	struct perf_cmp_opts cmp;
-};
-
-static const char *verdict_word(enum perf_verdict v)
+static void correction_line(const struct perf_ab_opts *ab, unsigned ncomp)
 {
-	return v == PERF_SLOWER ? "SLOWER" : v == PERF_FASTER ? "faster" :
-	       "no significant change";
+	printf("false alarms: at most 5%% over the whole run, Bonferroni over "
+	       "%u comparison%s (scenario x twin) and %u looks each: every "
+	       "look's interval at level 1 - %.2g; budget %.0f s per "
+	       "scenario, min effect ±%.3g%%\n", ncomp, ncomp == 1 ? "" : "s",
+	       PERF_SEQ_LOOKS, ab->alpha / PERF_SEQ_LOOKS, ab->budget,
+	       100 * ab->min_effect);
 }
 
-/*
- * One point and twin of an --ab run: warm + keep pairs, A first in even
- * pairs and B first in odd ones.  Sets *more if B's counters are higher,
- * returns the time verdict, or PERF_NO_DATA if a child failed.
- */
-static enum perf_verdict ab_point(const struct ab *ab,
-				  const struct perf_scenario *sc, unsigned v,
-				  uint64_t param, unsigned tw, int *more)
+static const char *scenario_word(const struct perf_ab_result *r)
 {
-	static double t[2][PERF_AB_MAX];
-	struct perf_counts c[2];
-	struct perf_cmp cmp;
-	unsigned keep = ab->keep < PERF_AB_MAX ? ab->keep : PERF_AB_MAX;
-	char spec[96], ps[32];
-	const char *label = sc->nvariants > 1 ? sc->variants[v] : "";
+	int same = 1, faster = 0, slower = 0;
 
-	perf_format_param(sc, param, ps, sizeof(ps));
-	snprintf(spec, sizeof(spec), "%s:%u:%llu:%u", sc->id, v,
-		 (unsigned long long)param, tw);
-	for (unsigned i = 0; i < ab->warm + keep; i++) {
-		for (unsigned k = 0; k < 2; k++) {
-			unsigned who = (i + k) % 2;
-			double x;
-
-			if (child(ab->bin[who], ab->plant[who], spec, &x,
-				  &c[who], sc->ncounters)) {
-				printf("  %s: a child of %s failed\n", spec,
-				       ab->bin[who]);
-				return PERF_NO_DATA;
-			}
-			if (i >= ab->warm)
-				t[who][i - ab->warm] = x;
-		}
-		if (!ab->quiet)
-			fprintf(stderr, "perf A/B %s %s=%s %s: pair %u of %u\r",
-				sc->id, sc->param_name, ps,
-				tw ? "optimized" : "naive", i + 1,
-				ab->warm + keep);
+	for (unsigned tw = 0; tw < 2; tw++) {
+		same &= r->state[tw] == PERF_SEQ_SAME;
+		faster |= r->state[tw] == PERF_SEQ_FASTER;
+		slower |= r->state[tw] == PERF_SEQ_SLOWER;
 	}
-	if (memcmp(c[0].v, c[1].v, sizeof(c[0].v)) || c[0].have != c[1].have) {
-		int up = 0;
-
-		for (unsigned k = 0; k < sc->ncounters; k++)
-			up |= c[1].v[k] > c[0].v[k];
-		*more |= up;
-		printf("  %s %s=%s %s: counters differ (B does %s work)\n",
-		       label, sc->param_name, ps, tw ? "optimized" : "naive",
-		       up ? "MORE" : "less");
-	}
-	perf_compare_paired(t[0], t[1], keep, &ab->cmp, &cmp);
-	printf("  %s %s=%s %-9s B/A %.3f [%.3f %.3f]  p=%.2g  %s\n", label,
-	       sc->param_name, ps, tw ? "optimized" : "naive", cmp.ratio,
-	       cmp.lo, cmp.hi, cmp.p, verdict_word(cmp.verdict));
-	return cmp.verdict;
+	return r->failed ? "FAILED (a child did not run)" :
+	       r->more ? "REGRESSED (more work)" :
+	       slower ? "REGRESSED (slower)" : faster ? "faster" :
+	       same ? "no change" : "inconclusive";
 }
 
 /*
  * --ab: this build (A) against another (B), every sample a child process,
- * A and B alternating so both see the same machine.  Per scenario point
- * and twin: counters must agree exactly (else B does more or less work),
- * and B's times against A's get the paired sign test, alpha split over
- * the scenario's tests (Bonferroni), with the --min-effect floor.
+ * sequential per scenario twin (cmd_perf_ab.c).  The 5% false-alarm
+ * budget is split over every comparison of the run (two per scenario).
  */
-static int ab_run(const struct args *a, const struct perf_cmp_opts *co)
+static int ab_run(const struct args *a)
 {
 	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	struct ab ab = { { self, a->ab }, { "", a->ab_plant },
-			 a->o.warmup, perf_repeats(&a->o), a->o.quiet, *co };
-	unsigned nsel = a->nsel ? a->nsel : perf_nscenarios, regressed = 0;
-	const struct perf_scenario *const *sel =
-		a->nsel ? a->sel : perf_scenarios;
-	enum perf_scale scale = a->o.scale;
+	struct perf_ab_opts ab;
+	const struct perf_scenario *const *sel;
+	unsigned nsel, ncomp, regressed = 0;
+	int rc = ab_setup(a, &ab, self, sizeof(self), &sel, &nsel, &ncomp);
 
-	if (n <= 0 || memchr(self, '\'', (size_t)n) || strchr(a->ab, '\'')) {
-		errmsg("cannot name the two binaries for the children");
-		return EXIT_USAGE;
-	}
-	self[n] = 0;
-	printf("A/B: A = %s, B = %s%s%s; %u pairs per point and twin, "
-	       "alternating\n", self, a->ab, a->ab_plant[0] ? " --plant " : "",
-	       a->ab_plant, ab.keep);
+	if (rc)
+		return rc;
+	ab.bin[1] = a->ab;
+	snprintf(ab.plant, sizeof(ab.plant), "%s", a->ab_plant);
+	ab.out = stdout;
+	printf("A/B: A = %s, B = %s%s%s; sequential, A B / B A alternating\n",
+	       self, a->ab, a->ab_plant[0] ? " --plant " : "", a->ab_plant);
+	pin_line(a);
+	correction_line(&ab, ncomp);
 	for (unsigned s = 0; s < nsel; s++) {
 		const struct perf_scenario *sc = sel[s];
-		unsigned nv = sc->nvariants ? sc->nvariants : 1, tests = 0;
-		int more = 0, slower = 0, faster = 0, failed = 0;
+		struct perf_ab_result r;
 		char why[256] = "no driver";
 		int prc = sc->probe ? sc->probe(why, sizeof(why)) : 0;
 
@@ -481,39 +526,99 @@ static int ab_run(const struct args *a, const struct perf_cmp_opts *co)
 			printf("  not available: %s\n", why);
 			continue;
 		}
-		for (unsigned p = 0; p < sc->nparams[scale]; p++)
-			tests += 2 * nv * (!sc->time_max_param ||
-				sc->params[scale][p] <= sc->time_max_param);
-		ab.cmp.alpha = (co->alpha > 0 ? co->alpha : 0.05) /
-			       (tests ? tests : 1);
-		for (unsigned v = 0; v < nv && !failed; v++)
-			for (unsigned p = 0; p < sc->nparams[scale]; p++) {
-				uint64_t param = sc->params[scale][p];
-
-				if (sc->time_max_param &&
-				    param > sc->time_max_param)
-					continue;
-				for (unsigned tw = 0; tw < 2 && !failed; tw++) {
-					enum perf_verdict vd = ab_point(&ab, sc,
-						v, param, tw, &more);
-
-					failed = vd == PERF_NO_DATA;
-					slower |= vd == PERF_SLOWER;
-					faster |= vd == PERF_FASTER;
-				}
-			}
-		if (!a->o.quiet)
-			fprintf(stderr, "\n");
-		printf("  => %s: %s\n", sc->id,
-		       failed ? "FAILED (a child did not run)" :
-		       more ? "REGRESSED (more work)" :
-		       slower ? "REGRESSED (slower beyond noise)" :
-		       faster ? "faster" : "no significant change");
-		regressed += failed || more || slower;
+		perf_ab_scenario(&ab, sc, &r);
+		printf("  => %s: %s\n", sc->id, scenario_word(&r));
+		regressed += r.failed || r.more ||
+			     r.state[0] == PERF_SEQ_SLOWER ||
+			     r.state[1] == PERF_SEQ_SLOWER;
 	}
 	printf("A/B: %u scenario%s regressed\n", regressed,
 	       regressed == 1 ? "" : "s");
 	return regressed ? EXIT_CHECK : 0;
+}
+
+/*
+ * --calibrate K: per scenario, K A/A comparisons (this binary against
+ * itself) and K with a planted 5% in B's optimized twin, each exactly as
+ * --ab runs it.  A/A: both twins count toward the false-alarm rate;
+ * planted: the optimized twin's "slower" is a detection (its naive twin,
+ * unplanted, is one more A/A).
+ */
+static int calibrate(const struct args *a)
+{
+	char self[4096];
+	struct perf_ab_opts ab;
+	const struct perf_scenario *const *sel;
+	unsigned nsel, ncomp, bad = 0;
+	int rc = ab_setup(a, &ab, self, sizeof(self), &sel, &nsel, &ncomp);
+
+	if (rc)
+		return rc;
+	printf("calibration: %u A/A and %u planted-%.3g%% comparisons per "
+	       "scenario, this binary against itself\n", a->calibrate,
+	       a->calibrate, a->min_effect);
+	pin_line(a);
+	correction_line(&ab, ncomp);
+	printf("%-18s %-12s %-12s %-13s %-14s %s\n", "scenario",
+	       "false alarms", "power", "inconclusive", "noise floor",
+	       "mean time");
+	for (unsigned s = 0; s < nsel; s++) {
+		const struct perf_scenario *sc = sel[s];
+		char why[256] = "no driver", name[32];
+		int prc = sc->probe ? sc->probe(why, sizeof(why)) : 0;
+		unsigned aa = 0, alarms = 0, found = 0, inc = 0, runs = 0;
+		double secs = 0, noise = 0;
+
+		if (prc || !sc->setup) {
+			printf("%s %s: not available: %s\n", sc->id, sc->name,
+			       why);
+			bad += prc != -ENOSYS;
+			continue;
+		}
+		for (unsigned k = 0; k < 2 * a->calibrate; k++) {
+			struct perf_ab_result r;
+			int planted = k % 2;
+
+			ab.plant[0] = 0;
+			if (planted)
+				snprintf(ab.plant, sizeof(ab.plant), "%s=%g",
+					 sc->id, a->min_effect);
+			perf_ab_scenario(&ab, sc, &r);
+			if (r.failed) {
+				printf("%s %s: FAILED (a child did not run)\n",
+				       sc->id, sc->name);
+				bad++;
+				break;
+			}
+			for (unsigned tw = 0; tw < 2; tw++) {
+				int is_aa = !(planted && tw == 1);
+
+				aa += is_aa;
+				alarms += is_aa && (r.state[tw] ==
+					PERF_SEQ_SLOWER || r.state[tw] ==
+					PERF_SEQ_FASTER);
+				found += !is_aa && r.state[tw] ==
+					 PERF_SEQ_SLOWER;
+				inc += r.state[tw] == PERF_SEQ_INCONCLUSIVE;
+				secs += r.secs[tw];
+				noise += r.noise[tw];
+			}
+			runs++;
+			if (!a->o.quiet)
+				fprintf(stderr, "calibrate %s: %u of %u done\n",
+					sc->id, runs, 2 * a->calibrate);
+		}
+		if (runs == 0)
+			continue;
+		snprintf(name, sizeof(name), "%s %s", sc->id, sc->name);
+		printf("%-18s %3u/%-3u %3.0f%% %3u/%-3u %3.0f%% %4u/%-4u "
+		       "±%4.1f%%/round   %.1f s\n", name, alarms, aa,
+		       100.0 * alarms / aa, found, runs / 2,
+		       runs / 2 ? 100.0 * found / (runs / 2) : 0, inc,
+		       2 * runs, 100 * noise / (2 * runs),
+		       secs / (2 * runs));
+	}
+	return bad ? EXIT_CHECK : 0;
 }
 
 int cmd_perf(int argc, char **argv)
@@ -540,11 +645,13 @@ int cmd_perf(int argc, char **argv)
 		return 0;
 	}
 	if (a.cmp_old)
-		return compare(a.cmp_old, a.cmp_new, NULL, &co);
+		return compare(a.cmp_old, a.cmp_new, NULL, &co, NULL);
 	if (a.sample)
-		return sample(a.sample, &a.o);
+		return perf_ab_sample(a.sample, &a.o);
+	if (a.calibrate)
+		return calibrate(&a);
 	if (a.ab)
-		return ab_run(&a, &co);
+		return ab_run(&a);
 	if (a.nsel == 0)
 		for (unsigned i = 0; i < perf_nscenarios; i++)
 			a.sel[a.nsel++] = perf_scenarios[i];
@@ -588,7 +695,11 @@ int cmd_perf(int argc, char **argv)
 			rc = EXIT_CHECK;
 		} else {
 			printf("\n");
-			crc = compare(a.baseline, "this run", text, &co);
+			struct perf_more more = { baseline_round, &a.o,
+						  a.budget / 2 };
+
+			crc = compare(a.baseline, "this run", text, &co,
+				      &more);
 			if (crc && !rc)
 				rc = crc;
 		}
