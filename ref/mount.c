@@ -172,6 +172,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	if (!fs)
 		return -ENOMEM;
 	fs->dev = dev;
+	bcache_bt_store_init(fs);
 	fs->rtdev = opts ? opts->rtdev : NULL;
 	fs->rdonly = opts && (opts->flags & REF_MOUNT_RDONLY);
 	fs->naive = opts ? opts->naive & REF_PATHS_ALL : 0;
