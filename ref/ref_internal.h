@@ -35,7 +35,7 @@
 
 #include "ref/ref.h"
 #include "ref/ondisk.h"
-#include "ref/crc32c.h"
+#include "base/crc32c.h"
 
 #define REF_VERSION        1
 #define HDR_SECTOR         512      /* crc span of header-sector blocks  */
