@@ -392,6 +392,82 @@ TEST(crash_frees_leftover_staging_at_mount)
 	finish(fs, d);
 }
 
+/*
+ * One run of the test below.  File a: blocks 0..15 in one record G,
+ * shared with a clone, and five one-block records beyond, so a's data
+ * fork is a two-level B+tree (maxrecs 4).  It is remounted with a
+ * one-buffer metadata cache: every B+tree call walks from a root read
+ * from the device again.  Then blocks 5..8 of a are written with the nth
+ * device read failing; end-COW rewrites G in place (update G to the
+ * head, insert C, insert the tail), so for one n the update's read of
+ * the root fails inside remap_inplace, and the inserts must not be
+ * counted.  Returns 1 when the write completed without the fault firing;
+ * *mismatch is 1 when ip->nextents and the data fork's record count
+ * disagree afterwards, -1 when the setup failed.
+ */
+static int nextents_after_read_fault(uint64_t n, int *mismatch, int *fired)
+{
+	struct ref_mkfs_opts o = { .btree_maxrecs = 4, .inodes = 16,
+				   .reflink = 1 };
+	struct ref_mount_opts m = { .cache_blocks = 1 };
+	struct hw_fault f = { .ops = HW_FAULT_READ, .nth = n };
+	static uint8_t buf[16 * BS];
+	struct exts recs = { .n = 0 };
+	struct hw_dev *d = NULL;
+	struct ref_fs *fs = NULL;
+	struct ref_stat st;
+	uint64_t a, b;
+	int done = 0, err;
+
+	*mismatch = -1;
+	fill(buf, sizeof(buf), 12);
+	if (hw_open("faulty:mem:8m", &d, NULL, 0) || ref_mkfs(d, &o) ||
+	    ref_mount(d, NULL, &fs) || ref_create(fs, "a", &a) ||
+	    ref_create(fs, "b", &b) ||
+	    ref_pwrite(fs, a, buf, sizeof(buf), 0) != (int64_t)sizeof(buf) ||
+	    ref_clone_range(fs, b, 0, a, 0, sizeof(buf)))
+		goto out;
+	for (int i = 1; i <= 5; i++)
+		if (ref_pwrite(fs, a, buf, BS, (uint64_t)i * 100 * BS) != BS)
+			goto out;
+	err = ref_unmount(fs);
+	fs = NULL;
+	if (err || ref_mount(d, &m, &fs) || ref_stat(fs, a, &st) ||
+	    st.nextents != 6 ||
+	    hw_fault_arm(d, &f) < 0)
+		goto out;
+	(void)ref_pwrite(fs, a, buf, 4 * BS, 5 * BS);
+	done = hw_fault_fired(d) == 0;
+	*fired += !done;
+	hw_fault_disarm(d, -1);
+	if (ref_stat(fs, a, &st) || ref_bmap(fs, a, collect, &recs))
+		goto out;
+	*mismatch = st.nextents != (uint64_t)recs.n;
+	if (*mismatch)
+		fprintf(stderr, "    read %llu failed: nextents %llu, %d records\n",
+			(unsigned long long)n, (unsigned long long)st.nextents,
+			recs.n);
+out:
+	if (fs)
+		ref_abandon(fs);
+	hw_close(d);
+	return done;
+}
+
+TEST(end_cow_failing_in_the_btree_keeps_nextents_equal_to_the_records)
+{
+	int mismatch = 0, fired = 0;
+	uint64_t n;
+
+	for (n = 1; n < 1000; n++)
+		if (nextents_after_read_fault(n, &mismatch, &fired) || mismatch)
+			break;
+	CHECK_MSG(mismatch == 0, "read %llu failed: %s", (unsigned long long)n,
+		  mismatch < 0 ? "setup or listing failed" :
+				 "nextents is not the record count");
+	CHECK(fired > 3);  /* the write read the device, and each read failed once */
+}
+
 TEST(power_cut_at_every_write_of_clone_and_overwrite_recovers_clean)
 {
 	struct rec_dev *r = rec_open("mem:4m");
