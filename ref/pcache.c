@@ -3,7 +3,8 @@
  * truncating its pages and shadow entries (shared/SEED-PATHS.md).
  *
  * Each file has a radix index of 64-way nodes (pcache.h has the entry
- * encoding).  Pages live on one global LRU of `capacity` pages; evicting
+ * encoding; pc_set_fanout, mount option pagecache_shift=, makes them as
+ * small as 2-way, so short runs build deep trees).  Pages live on one global LRU of `capacity` pages; evicting
  * one leaves a shadow (value) entry holding the eviction clock, and a
  * read that finds a shadow where it needs a page counts a refault
  * (workingset).  Leaves that hold only shadows sit on the shadow-node
@@ -39,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PC_MASK (PC_SLOTS - 1)
+/* The fan-out of pc's nodes: slots and the mask of a slot's index bits. */
+#define FSLOTS(pc) (1u << (pc)->fshift)
+#define FMASK(pc)  (FSLOTS(pc) - 1u)
 #define container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
@@ -72,15 +75,30 @@ static void link_add(struct pc_link *head, struct pc_link *l)
 }
 
 /* The largest index a node of this shift can root. */
-static uint64_t span_max(unsigned shift)
+static uint64_t span_max(const struct pcache *pc, unsigned shift)
 {
-	return shift + PC_SHIFT >= 64 ? UINT64_MAX :
-	       ((uint64_t)1 << (shift + PC_SHIFT)) - 1;
+	return shift + pc->fshift >= 64 ? UINT64_MAX :
+	       ((uint64_t)1 << (shift + pc->fshift)) - 1;
 }
 
+/* Levels from the root down its first used slots (the tree has no empty
+ * node, so every internal node leads to a leaf). */
 unsigned pc_height(const struct pc_map *m)
 {
-	return m->root ? m->root->shift / PC_SHIFT + 1u : 0;
+	const struct pc_node *n = m->root;
+	unsigned h = 0;
+
+	while (n) {
+		unsigned i = 0;
+
+		h++;
+		if (n->shift == 0)
+			break;
+		while (i < PC_SLOTS && !n->slots[i])
+			i++;
+		n = i < PC_SLOTS ? pc_node_of(n->slots[i]) : NULL;
+	}
+	return h;
 }
 
 int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
@@ -96,6 +114,7 @@ int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 		return -ENOMEM;
 	}
 	pc->bs = bs;
+	pc->fshift = PC_SHIFT;
 	pc->capacity = capacity ? capacity : 1;
 	pc->nmaps = nmaps;
 	/* Shadows of up to 16 x capacity pages (dense leaves) are kept. */
@@ -106,6 +125,17 @@ int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	for (size_t i = 0; i < nmaps; i++)
 		pc->maps[i].id = i + 1;
 	*out = pc;
+	return 0;
+}
+
+int pc_set_fanout(struct pcache *pc, unsigned shift)
+{
+	if (shift < 1 || shift > PC_SHIFT)
+		return -EINVAL;
+	for (size_t i = 0; i < pc->nmaps; i++)
+		if (pc->maps[i].root)
+			return -EBUSY;
+	pc->fshift = (uint8_t)shift;
 	return 0;
 }
 
@@ -124,7 +154,7 @@ static void page_free(struct pcache *pc, struct pc_page *p)
 
 static void free_subtree(struct pcache *pc, struct pc_node *n)
 {
-	for (unsigned i = 0; i < PC_SLOTS; i++) {
+	for (unsigned i = 0; i < FSLOTS(pc); i++) {
 		uintptr_t e = n->slots[i];
 
 		if (pc_is_node(e))
@@ -305,19 +335,19 @@ static int walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 
 		if (!create)
 			return 0;
-		while (index > span_max(shift))
-			shift += PC_SHIFT;
+		while (index > span_max(pc, shift))
+			shift += pc->fshift;
 		n = node_new(pc, m, NULL, 0, shift, 0);
 		if (!n)
 			return -ENOMEM;
 		m->root = n;
 	}
-	while (index > span_max(n->shift)) {
+	while (index > span_max(pc, n->shift)) {
 		struct pc_node *top;
 
 		if (!create)
 			return 0;
-		top = node_new(pc, m, NULL, 0, n->shift + PC_SHIFT, 0);
+		top = node_new(pc, m, NULL, 0, n->shift + pc->fshift, 0);
 		if (!top)
 			return -ENOMEM;
 		top->slots[0] = mk_node(n);
@@ -330,7 +360,7 @@ static int walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 		m->root = n = top;
 	}
 	for (;;) {
-		unsigned off = (unsigned)(index >> n->shift) & PC_MASK;
+		unsigned off = (unsigned)(index >> n->shift) & FMASK(pc);
 		struct pc_node *child;
 
 		pc->ctr->pc_node_visits++;
@@ -344,7 +374,7 @@ static int walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 		}
 		if (!create)
 			return 0;
-		child = node_new(pc, m, n, off, n->shift - PC_SHIFT,
+		child = node_new(pc, m, n, off, n->shift - pc->fshift,
 				 n->base + ((uint64_t)off << n->shift));
 		if (!child)
 			return -ENOMEM;
@@ -360,7 +390,7 @@ uintptr_t pc_load(struct pcache *pc, struct pc_map *m, uint64_t index)
 	struct pc_node *leaf;
 
 	walk(pc, m, index, false, &leaf);
-	return leaf ? leaf->slots[index & PC_MASK] : 0;
+	return leaf ? leaf->slots[index - leaf->base] : 0;
 }
 
 /* Store e at index with marks re-initialised; an erase frees and shrinks. */
@@ -374,14 +404,14 @@ int pc_store(struct pcache *pc, struct pc_map *m, uint64_t index, uintptr_t e)
 		return err;
 	if (!leaf)
 		return 0; /* erasing an absent index */
-	old = leaf->slots[index & PC_MASK];
+	old = leaf->slots[index - leaf->base];
 	pc->ctr->pc_lock_acquisitions++;
 	if (pc_is_page(old)) {
 		link_del(&to_page(old)->lru);
 		pc->npages--;
 		free(to_page(old));
 	}
-	leaf_set(pc, leaf, index & PC_MASK, e, true);
+	leaf_set(pc, leaf, (unsigned)(index - leaf->base), e, true);
 	if (pc_is_page(e)) {
 		link_add(&pc->lru, &to_page(e)->lru);
 		to_page(e)->index = index;
@@ -400,19 +430,22 @@ bool pc_get_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
 	struct pc_node *leaf;
 
 	walk(pc, m, index, false, &leaf);
-	return leaf && (leaf->marks[mark] >> (index & PC_MASK)) & 1;
+	return leaf && (leaf->marks[mark] >> (index - leaf->base)) & 1;
 }
 
 static int mark_op(struct pcache *pc, struct pc_map *m, uint64_t index,
 		   unsigned mark, bool set)
 {
 	struct pc_node *leaf;
-	unsigned off = index & PC_MASK;
+	unsigned off;
 
 	if (mark >= PC_NMARKS)
 		return -EINVAL;
 	walk(pc, m, index, false, &leaf);
-	if (!leaf || !leaf->slots[off])
+	if (!leaf)
+		return -ENOENT;
+	off = (unsigned)(index - leaf->base);
+	if (!leaf->slots[off])
 		return -ENOENT;
 	pc->ctr->pc_lock_acquisitions++;
 	if (set == !!((leaf->marks[mark] >> off) & 1))
@@ -473,10 +506,10 @@ static bool find_first(struct pcache *pc, struct pc_map *m, uint64_t idx,
 	struct pc_node *n = m->root;
 	unsigned off;
 
-	if (!n || idx > span_max(n->shift))
+	if (!n || idx > span_max(pc, n->shift))
 		return false;
 	pc->ctr->pc_node_visits++;
-	off = (unsigned)(idx >> n->shift) & PC_MASK;
+	off = (unsigned)(idx >> n->shift) & FMASK(pc);
 	for (;;) {
 		unsigned b = next_bit(slot_bits(n, mark), off);
 
@@ -495,7 +528,7 @@ static bool find_first(struct pcache *pc, struct pc_map *m, uint64_t idx,
 		n = pc_node_of(n->slots[b]);
 		pc->ctr->pc_node_visits++;
 		/* off idx's path (past it): from the child's first slot */
-		off = n->base >= idx ? 0 : (unsigned)(idx >> n->shift) & PC_MASK;
+		off = n->base >= idx ? 0 : (unsigned)(idx >> n->shift) & FMASK(pc);
 	}
 }
 
@@ -536,19 +569,19 @@ bool pc_last_index(const struct pc_map *m, uint64_t *index)
 
 bool pc_page_mark(const struct pc_page *p, unsigned mark)
 {
-	return (p->leaf->marks[mark] >> (p->index & PC_MASK)) & 1;
+	return (p->leaf->marks[mark] >> (p->index - p->leaf->base)) & 1;
 }
 
 void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
 {
 	if (!pc_page_mark(p, mark))
-		mark_set(p->leaf, p->index & PC_MASK, mark);
+		mark_set(p->leaf, (unsigned)(p->index - p->leaf->base), mark);
 }
 
 void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
 {
 	if (pc_page_mark(p, mark))
-		mark_clear(pc, p->leaf, p->index & PC_MASK, mark);
+		mark_clear(pc, p->leaf, (unsigned)(p->index - p->leaf->base), mark);
 }
 
 struct pc_page *pc_peek_page(struct pcache *pc, struct pc_map *m,
@@ -587,7 +620,7 @@ static void page_replace(struct pcache *pc, struct pc_page *p, uintptr_t e)
 	pc->ctr->pc_lock_acquisitions++;
 	link_del(&p->lru);
 	pc->npages--;
-	leaf_set(pc, leaf, p->index & PC_MASK, e, false);
+	leaf_set(pc, leaf, (unsigned)(p->index - leaf->base), e, false);
 	page_free(pc, p);
 	if (!leaf->count) {
 		delete_empty(pc, m, leaf);
@@ -603,7 +636,7 @@ static void reclaim_shadow_node(struct pcache *pc)
 	struct pc_map *m = n->map;
 
 	pc->ctr->pc_lock_acquisitions++;
-	for (unsigned i = 0; i < PC_SLOTS; i++)
+	for (unsigned i = 0; i < FSLOTS(pc); i++)
 		if (n->slots[i])
 			leaf_set(pc, n, i, 0, true);
 	delete_empty(pc, m, n);
@@ -613,7 +646,7 @@ static void reclaim_shadow_node(struct pcache *pc)
 void pc_evict(struct pcache *pc, struct pc_page *p)
 {
 	struct pc_node *leaf = p->leaf;
-	unsigned off = p->index & PC_MASK;
+	unsigned off = (unsigned)(p->index - leaf->base);
 	bool knob = pc->mark_values;
 
 	for (unsigned k = 0; k < PC_NMARKS; k++)
@@ -677,7 +710,7 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		free(p);
 		return err;
 	}
-	old = leaf->slots[index & PC_MASK];
+	old = leaf->slots[index - leaf->base];
 	if (pc_is_page(old)) {
 		free(p);
 		return -EEXIST;
@@ -687,7 +720,8 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		pc->ctr->pc_refaults++;
 	p->index = index;
 	/* a refault re-initialises whatever marks the shadow's slot had */
-	leaf_set(pc, leaf, index & PC_MASK, (uintptr_t)p, old != 0);
+	leaf_set(pc, leaf, (unsigned)(index - leaf->base), (uintptr_t)p,
+		 old != 0);
 	link_add(&pc->lru, &p->lru);
 	pc->npages++;
 	*out = p;
@@ -750,9 +784,9 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 
 		/* step to the next entry: up when a node is done, down the
 		 * first non-empty slot (each node entered is a visit) */
-		while (off < PC_SLOTS && !n->slots[off])
+		while (off < FSLOTS(pc) && !n->slots[off])
 			off++;
-		if (off == PC_SLOTS) {
+		if (off == FSLOTS(pc)) {
 			if (n->shift == 0)
 				shadow_update(pc, n);
 			if (!n->parent)
@@ -811,7 +845,7 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 			if (!up)
 				break;
 			n = up;
-			off = (unsigned)((idx >> n->shift) & PC_MASK) + 1u;
+			off = (unsigned)((idx >> n->shift) & FMASK(pc)) + 1u;
 			continue;
 		}
 		off++;
@@ -842,6 +876,11 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 		uintptr_t e = n->slots[i];
 		uint64_t idx = n->base + ((uint64_t)i << n->shift);
 
+		if (e && i >= FSLOTS(pc))
+			BAD(pc, "map %llu: slot %u used in a %u-way node at %llu",
+			    (unsigned long long)m->id, i, FSLOTS(pc),
+			    (unsigned long long)n->base);
+
 		if (n->shift && e && !pc_is_node(e))
 			BAD(pc, "map %llu: entry above the leaves at %llu",
 			    (unsigned long long)m->id, (unsigned long long)idx);
@@ -866,7 +905,7 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 			int err;
 
 			if (c->parent != n || c->offset != i ||
-			    c->shift + PC_SHIFT != n->shift || c->base != idx)
+			    c->shift + pc->fshift != n->shift || c->base != idx)
 				BAD(pc, "map %llu: node at %llu is misplaced",
 				    (unsigned long long)m->id,
 				    (unsigned long long)idx);
@@ -1060,13 +1099,15 @@ static int writepage(void *arg, struct pc_page *p)
 	return 0;
 }
 
-int pcache_mount(struct ref_fs *fs, uint32_t pages)
+int pcache_mount(struct ref_fs *fs, uint32_t pages, unsigned shift)
 {
 	int err;
 
 	if (!pages)
 		return 0;
 	err = pc_new(fs->bs, pages, fs->ninodes, &fs->ctr, &fs->pc);
+	if (!err && shift)
+		err = pc_set_fanout(fs->pc, shift);
 	if (err)
 		return err;
 	fs->pc->writepage = writepage;
