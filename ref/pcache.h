@@ -1,8 +1,9 @@
 /*
- * pcache.h - the page cache (pcache.c): a per-file radix index of 64-way
- * nodes (by default: the fan-out is a run-time parameter, pc_set_fanout)
- * holding pages and shadow entries, with marks, one global LRU of pages,
- * and the hooks file.c, truncate.c and mount.c call.
+ * pcache.h - the page cache: a per-file radix index (pcache_index.c) of
+ * 64-way nodes (by default: the fan-out is a run-time parameter,
+ * pc_set_fanout) holding pages and shadow entries, with marks; one global
+ * LRU of pages, and the hooks file.c, truncate.c and mount.c call
+ * (pcache.c).
  *
  * The index is usable on its own (tests/test_pcache.c, props/suite_pcache.c
  * drive it without a filesystem): pc_new() gives a cache of `capacity`
