@@ -468,6 +468,43 @@ TEST(end_cow_failing_in_the_btree_keeps_nextents_equal_to_the_records)
 	CHECK(fired > 3);  /* the write read the device, and each read failed once */
 }
 
+/*
+ * Two mounted filesystems, a tree of each made one after the other: the
+ * first tree still reads its own filesystem's nodes (the B+tree store is
+ * a field of the fs; a store shared by every fs pointed both trees at
+ * the one made last).  Same layout on both devices, different records:
+ * a's data fork holds file block 0 on one, file block 5 on the other.
+ */
+TEST(btree_of_one_fs_reads_its_own_nodes_while_another_is_mounted)
+{
+	struct hw_dev *d1 = dev(), *d2 = dev();
+	struct ref_fs *f1 = mk(d1, 1, 0, 0), *f2 = mk(d2, 1, 0, 0);
+	struct ref_inode *i1, *i2;
+	struct ref_extent e;
+	struct bt_tree t1, t2;
+	uint8_t buf[BS], rec[XR_SIZE];
+	uint64_t a1, a2;
+
+	CHECK(f1 && f2);
+	fill(buf, sizeof(buf), 3);
+	CHECK_OK(ref_create(f1, "a", &a1));
+	CHECK_OK(ref_create(f2, "a", &a2));
+	CHECK_EQ(ref_pwrite(f1, a1, buf, BS, 0), BS);
+	CHECK_EQ(ref_pwrite(f2, a2, buf, BS, 5 * BS), BS);
+	CHECK_OK(inode_get(f1, a1, &i1));
+	CHECK_OK(inode_get(f2, a2, &i2));
+	bmap_tree(f1, i1, &t1);
+	bmap_tree(f2, i2, &t2);
+	CHECK_OK(bt_lookup_le(&t1, 100, rec));
+	xrec_decode(rec, &e);
+	CHECK_EQ(e.fileoff, 0);
+	CHECK_OK(bt_lookup_le(&t2, 100, rec));
+	xrec_decode(rec, &e);
+	CHECK_EQ(e.fileoff, 5);
+	finish(f1, d1);
+	finish(f2, d2);
+}
+
 TEST(power_cut_at_every_write_of_clone_and_overwrite_recovers_clean)
 {
 	struct rec_dev *r = rec_open("mem:4m");
