@@ -1,5 +1,5 @@
 # fsoracle - the build.  ./build.sh is the entry point; this file does the
-# work.  Every .c under hw/ ref/ harness/ props/ perf/ goes into
+# work.  Every .c under base/ hw/ ref/ harness/ props/ perf/ goes into
 # libfsoracle.a, every tests/test_*.c becomes its own test program,
 # tools/*.c the fsoracle CLI.
 #
@@ -53,13 +53,13 @@ ifneq ($(FUSE_LIBS),)
   FUSE_CFLAGS += -DFSO_HAVE_FUSE
 endif
 
-LIB_SRCS  := $(sort $(wildcard hw/*.c ref/*.c harness/*.c props/*.c perf/*.c))
+LIB_SRCS  := $(sort $(wildcard base/*.c hw/*.c ref/*.c harness/*.c props/*.c perf/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/obj/%.o)
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(O)/tests/%)
-HDRS      := $(wildcard hw/*.h ref/*.h harness/*.h props/*.h perf/*.h tools/*.h tests/*.h)
+HDRS      := $(wildcard base/*.h hw/*.h ref/*.h harness/*.h props/*.h perf/*.h tools/*.h tests/*.h)
 
 .PHONY: all check clean
 all: $(O)/libfsoracle.a $(O)/fsoracle $(TEST_BINS)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "ref/ref.h"
 
 #define U_F   OP_USE_FILE
@@ -200,16 +201,6 @@ static inline uint64_t fill_word(uint8_t tag, uint64_t w)
 	return (uint64_t)tag * 0x0001000100010001ull | spread((uint32_t)w);
 }
 
-static inline void put_le64(uint8_t *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(p, &v, 8);
-#else
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (i * 8));
-#endif
-}
-
 void op_fill(const struct op *op, uint64_t opno, uint64_t off, void *buf,
 	     size_t len)
 {
@@ -239,7 +230,7 @@ void op_fill(const struct op *op, uint64_t opno, uint64_t off, void *buf,
 		if (nw > 256 - lo)
 			nw = 256 - lo;
 		for (size_t k = 0; k < nw; k++)
-			put_le64(p + 8 * k, base | nz((uint32_t)(lo + k)) << 8);
+			put64(p + 8 * k, base | nz((uint32_t)(lo + k)) << 8);
 		p += 8 * nw;
 		off += 8 * nw;
 		len -= 8 * nw;

@@ -22,6 +22,7 @@ const char runopts_help[] =
 "                       (clone, dedupe, chattr +o; default: the\n"
 "                       log's mkfs=)\n"
 "  --mount OPTS         engine mount options, cache=N, pagecache=N,\n"
+"                       pagecache_shift=N (radix nodes of 2^N slots),\n"
 "                       data=MODE, delalloc, compress=zstd[:N],\n"
 "                       naive=PATHS, fallback=PATHS (seed-path switches:\n"
 "                       all, none, rt_truncate+forget...; see `fsoracle\n"

@@ -36,6 +36,9 @@
  */
 #include "hw/hw_internal.h"
 
+#include "base/bytes.h"
+#include "base/crc32c.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -54,44 +57,6 @@ struct zfile {
 	char path[PATH_MAX + 8];
 	uint8_t *buf;               /* encoded entries, nr_zones of them */
 };
-
-static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t n)
-{
-	crc = ~crc;
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1)));
-	}
-	return ~crc;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 static uint32_t entry_crc(const uint8_t *e, uint64_t zone)
 {

@@ -509,10 +509,13 @@ static int store_free(void *ctx, uint64_t blk)
 	return alloc_free_meta(ctx, blk);
 }
 
-const struct bt_store ref_bt_store_ops = {
-	.get = store_get,
-	.put = store_put,
-	.alloc = store_alloc,
-	.free = store_free,
-	.ctx = NULL, /* each tree copies this and sets ctx = fs */
-};
+void bcache_bt_store_init(struct ref_fs *fs)
+{
+	fs->bt_store = (struct bt_store){
+		.get = store_get,
+		.put = store_put,
+		.alloc = store_alloc,
+		.free = store_free,
+		.ctx = fs,
+	};
+}

@@ -92,13 +92,9 @@ static void root_changed(struct bt_tree *t)
 
 void bmap_tree(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t)
 {
-	static struct bt_store store;
-
-	store = ref_bt_store_ops;
-	store.ctx = fs;
 	memset(t, 0, sizeof(*t));
 	t->type = &bmbt_type;
-	t->store = &store;
+	t->store = &fs->bt_store;
 	t->root = &ip->root;
 	t->blocksize = fs->bs;
 	t->maxrecs = fs->maxrecs;

@@ -29,7 +29,8 @@
  * It falls back to the naive path when G is a hole or unwritten, when C
  * starts before G (it spans two mappings), when C is longer than one
  * transaction may remap (COW_REMAP_MAX), or when forced
- * (PATH_FALLBACK(fs, REF_PATH_COW_END)).
+ * (PATH_FALLBACK(fs, REF_PATH_COW_END)).  remap_one is the one place
+ * that reads the naive=cow_end switch and decides the fallback.
  *
  * Staging blocks are allocated in the bitmap and listed in the staging
  * tree in the same transaction, and leave it in the transaction that
@@ -371,36 +372,15 @@ int cow_write(struct ref_fs *fs, struct ref_inode *ip,
 
 /* ---- end-COW ---- */
 
-/* Merge the data-fork records meeting at file block fb if they join. */
-static int join_at(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t,
-		   uint64_t fb)
-{
-	uint8_t rec[XR_SIZE];
-	struct ref_extent l, r;
-	int err;
-
-	if (fb == 0)
-		return 0;
-	err = bt_lookup_le(t, fb - 1, rec);
-	if (!err) {
-		xrec_decode(rec, &l);
-		err = ext_end(&l) == fb ? bt_lookup_ge(t, fb, rec) : 1;
-	}
-	if (!err) {
-		xrec_decode(rec, &r);
-		err = r.fileoff == fb && fork_joins(fs, &l, &r) ? 0 : 1;
-	}
-	if (err)
-		return err == 1 || err == -ENOENT ? 0 : err;
-	err = bt_delete(t, fb);
-	l.len += r.len;
-	xrec_encode(rec, &l);
-	if (!err)
-		err = bt_update(t, rec);
-	if (!err)
-		ip->nextents--;
-	return err;
-}
+/*
+ * The two twins have one signature: remap the written staging extent C
+ * (already cut out of the COW fork) into the data fork.  g is the data
+ * fork's written mapping G holding all of C, which the optimized twin
+ * rewrites; the naive twin needs no G (the dispatcher does not look one
+ * up for it, and passes NULL).
+ */
+typedef int remap_fn(struct ref_fs *fs, struct ref_inode *ip,
+		     const struct ref_extent *c, const struct ref_extent *g);
 
 static int put_xrec(struct bt_tree *t, const struct ref_extent *e, bool fresh)
 {
@@ -410,17 +390,76 @@ static int put_xrec(struct bt_tree *t, const struct ref_extent *e, bool fresh)
 	return fresh ? bt_insert(t, rec) : bt_update(t, rec);
 }
 
+/* A record in or out of the data fork; nextents follows what happened. */
+static int xrec_insert(struct bt_tree *t, struct ref_inode *ip,
+		       const struct ref_extent *e)
+{
+	int err = put_xrec(t, e, true);
+
+	if (!err)
+		ip->nextents++;
+	return err;
+}
+
+static int xrec_delete(struct bt_tree *t, struct ref_inode *ip, uint64_t fb)
+{
+	int err = bt_delete(t, fb);
+
+	if (!err)
+		ip->nextents--;
+	return err;
+}
+
+/*
+ * The record ending at fb (left) or starting at fb (right): *found says
+ * whether there is one; the return value is 0 or a B+tree error.
+ */
+static int neighbour(struct bt_tree *t, uint64_t fb, bool left,
+		     struct ref_extent *e, bool *found)
+{
+	uint8_t rec[XR_SIZE];
+	int err;
+
+	*found = false;
+	if (left && fb == 0)
+		return 0;
+	err = left ? bt_lookup_le(t, fb - 1, rec) : bt_lookup_ge(t, fb, rec);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	xrec_decode(rec, e);
+	*found = (left ? ext_end(e) : e->fileoff) == fb;
+	return 0;
+}
+
+/* Merge the data-fork records meeting at file block fb if they join. */
+static int join_at(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t,
+		   uint64_t fb)
+{
+	struct ref_extent l, r;
+	bool lfound, rfound = false;
+	int err = neighbour(t, fb, true, &l, &lfound);
+
+	if (!err && lfound)
+		err = neighbour(t, fb, false, &r, &rfound);
+	if (err || !rfound || !fork_joins(fs, &l, &r))
+		return err;
+	err = xrec_delete(t, ip, fb);
+	l.len += r.len;
+	return err ? err : put_xrec(t, &l, false);
+}
+
 /*
  * The naive twin: unmap C's range (owners dropped, blocks freed at
  * zero), take C out of the staging tree, then the deferred map of C,
  * merging with its neighbours.
  */
 static int remap_naive(struct ref_fs *fs, struct ref_inode *ip,
-		       const struct ref_extent *c)
+		       const struct ref_extent *c, const struct ref_extent *g)
 {
 	struct ref_extent m = *c;
 	int err = bmap_unmap(fs, ip, c->fileoff, c->len, true);
 
+	(void)g; /* the unmap finds whatever C covers */
 	if (!err)
 		err = stage_del(fs, c->startblk, c->len);
 	if (err)
@@ -431,28 +470,29 @@ static int remap_naive(struct ref_fs *fs, struct ref_inode *ip,
 	return bmap_map(fs, ip, &m);
 }
 
-/* The record ending at fb (left) or starting at fb (right), if any. */
-static int neighbour(struct bt_tree *t, uint64_t fb, bool left,
-		     struct ref_extent *e)
-{
-	uint8_t rec[XR_SIZE];
-	int err;
-
-	if (left && fb == 0)
-		return 0;
-	err = left ? bt_lookup_le(t, fb - 1, rec) : bt_lookup_ge(t, fb, rec);
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	xrec_decode(rec, e);
-	return (left ? ext_end(e) : e->fileoff) == fb;
-}
-
 /*
- * The optimized version, C inside the written mapping G: G's record is
+ * The optimized twin, C inside the written mapping G: G's record is
  * rewritten in place, the head and tail keeping G's old blocks and
  * state, and C joins a neighbour it is contiguous with directly (as
  * unwritten conversion's left/right filling and contiguity cases do),
- * never inserted to be merged away:
+ * never inserted to be merged away.  What it does to the records, C
+ * inside G (the general case; L and R are G's neighbours, g the device
+ * blocks of G, c those of C, k = C's offset in G plus C's length):
+ *
+ *   data fork   ... |L|<------------- G: g, written ------------->|R| ...
+ *   COW fork                    |<--- C: c --->|
+ *
+ *   1. G's record is updated to the head:
+ *               ... |L|<- G: g ->|                                |R| ...
+ *   2. C is inserted, written, at c:
+ *               ... |L|<- G: g ->|<--- C: c --->|                 |R| ...
+ *   3. the tail is inserted, keeping G's state at g + k:
+ *               ... |L|<- G: g ->|<--- C: c --->|<- tail: g + k ->|R| ...
+ *   4. the old blocks under C, g + (C's offset in G) for C's length,
+ *      lose an owner (freed at zero); C leaves the staging tree.
+ *
+ * The other shapes do less, and C joins L or R where the device blocks
+ * continue:
  *
  *   C = G         |C|          update G (or: extend L / R, delete G)
  *   flush left    |C|tail|     update G to C, insert tail
@@ -462,7 +502,9 @@ static int neighbour(struct bt_tree *t, uint64_t fb, bool left,
  *   inside        |head|C|tail|  update G to head, insert C and tail
  *
  * The neighbours join as bmap_map joins them: left first, and right too
- * only while the whole stays within maxext.
+ * only while the whole stays within maxext; then a shortened head or
+ * tail may join its own outer neighbour (join_at).  ip->nextents moves
+ * with each insert and delete that succeeded, and only then.
  */
 static int remap_inplace(struct ref_fs *fs, struct ref_inode *ip,
 			 const struct ref_extent *c, const struct ref_extent *g)
@@ -474,7 +516,7 @@ static int remap_inplace(struct ref_fs *fs, struct ref_inode *ip,
 	struct ref_extent l, r;
 	bool has_head = c->fileoff > g->fileoff, lc = false, rc = false;
 	struct bt_tree t;
-	int err;
+	int err = 0;
 
 	bmap_tree(fs, ip, &t);
 #ifdef FSO_PLANTED
@@ -483,38 +525,33 @@ static int remap_inplace(struct ref_fs *fs, struct ref_inode *ip,
 		tail.startblk = g->startblk + c->len;
 #endif
 	head.len = c->fileoff - g->fileoff;
-	err = has_head ? 0 : neighbour(&t, g->fileoff, true, &l);
-	lc = err > 0 && fork_joins(fs, &l, &mid);
-	if (err >= 0)
-		err = tail.len ? 0 : neighbour(&t, ext_end(g), false, &r);
-	rc = err > 0 && fork_joins(fs, &mid, &r) &&
+	if (!has_head)
+		err = neighbour(&t, g->fileoff, true, &l, &lc);
+	lc = lc && fork_joins(fs, &l, &mid);
+	if (!err && !tail.len)
+		err = neighbour(&t, ext_end(g), false, &r, &rc);
+	rc = rc && fork_joins(fs, &mid, &r) &&
 	     (!lc || l.len + mid.len + r.len <= fs->maxext);
-	if (err >= 0)
+	if (!err)
 		err = stage_del(fs, c->startblk, c->len);
 	if (!err && lc) {              /* C joins L; G goes */
 		l.len += mid.len + (rc ? r.len : 0);
 		err = put_xrec(&t, &l, false);
 		if (!err)
-			err = bt_delete(&t, g->fileoff);
-		ip->nextents--;
+			err = xrec_delete(&t, ip, g->fileoff);
 	} else if (!err && has_head) { /* G keeps its head */
 		err = put_xrec(&t, &head, false);
 		mid.len += rc ? r.len : 0;
 		if (!err)
-			err = put_xrec(&t, &mid, true);
-		ip->nextents++;
+			err = xrec_insert(&t, ip, &mid);
 	} else if (!err) {             /* G becomes C */
 		mid.len += rc ? r.len : 0;
 		err = put_xrec(&t, &mid, false);
 	}
-	if (!err && rc) {
-		err = bt_delete(&t, r.fileoff);
-		ip->nextents--;
-	}
-	if (!err && tail.len) {
-		err = put_xrec(&t, &tail, true);
-		ip->nextents++;
-	}
+	if (!err && rc)
+		err = xrec_delete(&t, ip, r.fileoff);
+	if (!err && tail.len)
+		err = xrec_insert(&t, ip, &tail);
 	/* a shortened head or tail may join its outer neighbour (maxext) */
 	if (!err && tail.len)
 		err = join_at(fs, ip, &t, ext_end(g));
@@ -523,25 +560,39 @@ static int remap_inplace(struct ref_fs *fs, struct ref_inode *ip,
 	return err ? err : alloc_free_file(fs, ip, old, c->len);
 }
 
-/* Remap [fb, fb+len) of the written COW extent holding it. */
+/*
+ * The dispatcher, the one place that picks a twin: remap [fb, fb+len)
+ * of the written COW extent holding it.  naive=cow_end takes the naive
+ * twin.  Otherwise G, the data-fork mapping holding C's last block, is
+ * looked up, and the optimized twin falls back to the naive one when
+ *
+ *   G is not written (a hole or unwritten: nothing to rewrite in place),
+ *   G starts after C (C spans two mappings),
+ *   C is longer than one transaction may remap (too_long: COW_REMAP_MAX),
+ *   or fallback=cow_end forces it;
+ *
+ * each fallback counts cow_fallbacks.  The record work either twin does
+ * is counted in cow_record_inserts / _deletes / _updates.
+ */
 static int remap_one(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		     uint64_t len, bool too_long)
 {
 	struct bt_stats before = fs->ctr.bt;
-	bool naive = PATH_NAIVE(fs, REF_PATH_COW_END);
+	remap_fn *remap = PATH_NAIVE(fs, REF_PATH_COW_END) ? remap_naive :
+			  remap_inplace;
 	struct ref_extent c, g;
 	int err = fork_cut(fs, cow_fork(fs, ip), fb, len, &c);
 
-	if (!err && !naive) {
+	if (!err && remap == remap_inplace) {
 		err = bmap_lookup(fs, ip, ext_end(&c) - 1, &g);
-		if (!err && (PATH_FALLBACK(fs, REF_PATH_COW_END) || too_long ||
-			     g.state != 0 || g.fileoff > c.fileoff)) {
+		if (!err && (g.state != 0 || g.fileoff > c.fileoff || too_long ||
+			     PATH_FALLBACK(fs, REF_PATH_COW_END))) {
 			fs->ctr.cow_fallbacks++;
-			naive = true;
+			remap = remap_naive;
 		}
 	}
 	if (!err)
-		err = naive ? remap_naive(fs, ip, &c) : remap_inplace(fs, ip, &c, &g);
+		err = remap(fs, ip, &c, remap == remap_inplace ? &g : NULL);
 	fs->ctr.cow_record_inserts += fs->ctr.bt.rec_inserts - before.rec_inserts;
 	fs->ctr.cow_record_deletes += fs->ctr.bt.rec_deletes - before.rec_deletes;
 	fs->ctr.cow_record_updates += fs->ctr.bt.rec_updates - before.rec_updates;

@@ -172,6 +172,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	if (!fs)
 		return -ENOMEM;
 	fs->dev = dev;
+	bcache_bt_store_init(fs);
 	fs->rtdev = opts ? opts->rtdev : NULL;
 	fs->rdonly = opts && (opts->flags & REF_MOUNT_RDONLY);
 	fs->naive = opts ? opts->naive & REF_PATHS_ALL : 0;
@@ -263,10 +264,17 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	err = zoned_mount(fs); /* zone state from the device + rt bitmap */
 	if (err)
 		goto fail;
-	/* pagecache: 0 = the default, REF_PAGECACHE_OFF = none */
+	/* pagecache: 0 = the default, REF_PAGECACHE_OFF = none; the
+	 * fan-out shift: 0 = the default (PC_SHIFT) */
+	if (opts && opts->pagecache_shift > PC_SHIFT) {
+		ref_report(fs, "pagecache_shift=%u: the fan-out shift is 1..%u",
+			   opts->pagecache_shift, PC_SHIFT);
+		err = -EINVAL;
+		goto fail;
+	}
 	err = pcache_mount(fs, !opts || !opts->pagecache ? PC_DEFAULT_PAGES :
 			   opts->pagecache == REF_PAGECACHE_OFF ? 0 :
-			   opts->pagecache);
+			   opts->pagecache, opts ? opts->pagecache_shift : 0);
 	if (err)
 		goto fail;
 	if (fs->pc && opts && (opts->flags & REF_MOUNT_NOPAGEDATA))

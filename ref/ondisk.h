@@ -1,7 +1,7 @@
 /*
- * ondisk.h - byte order and the header every metadata block starts with.
+ * ondisk.h - the header every metadata block starts with.
  *
- * The on-disk format is little-endian.  Every metadata block (superblock,
+ * The on-disk format is little-endian (base/bytes.h reads and writes it).  Every metadata block (superblock,
  * journal blocks, inode table blocks, bitmap blocks, B+tree nodes) begins
  * with struct ref_blkhdr: a magic naming its type, a CRC32C of the whole
  * block computed with the crc field zeroed, its own block number (catches
@@ -11,18 +11,8 @@
 #define FSORACLE_REF_ONDISK_H
 
 #include <stdint.h>
-#include <string.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "fsoracle's on-disk accessors assume a little-endian host"
-#endif
-
-static inline uint16_t get16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t get32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t get64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline void put16(void *p, uint16_t v) { memcpy(p, &v, 2); }
-static inline void put32(void *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void put64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+#include "base/bytes.h"
 
 /* Common metadata block header: 24 bytes. */
 #define BLKHDR_MAGIC  0   /* u32 */

@@ -268,6 +268,12 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 				     "(pages; 0: none)", val);
 			if (!o->pagecache)
 				o->pagecache = REF_PAGECACHE_OFF;
+		} else if (!strcmp(key, "pagecache_shift")) {
+			if (num(val, &o->pagecache_shift) ||
+			    o->pagecache_shift < 1 || o->pagecache_shift > 6)
+				FAIL("mount options: bad value '%s' for "
+				     "pagecache_shift (1..6: nodes of 2..64 slots)",
+				     val);
 		} else if (!strcmp(key, "naive")) {
 			if (path_opt(&s, val, &o->naive, err, errlen))
 				return -EINVAL;
@@ -296,9 +302,9 @@ int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,
 				     val);
 		} else
 			FAIL("mount options: unknown option '%s' (ro, norecovery, "
-			     "cache=N, pagecache=N, naive=PATHS, fallback=PATHS, "
-			     "data=MODE, delalloc, nodelalloc, compress=zstd[:N], "
-			     "workers=N, nopagedata)",
+			     "cache=N, pagecache=N, pagecache_shift=N, naive=PATHS, "
+			     "fallback=PATHS, data=MODE, delalloc, nodelalloc, "
+			     "compress=zstd[:N], workers=N, nopagedata)",
 			     key);
 	}
 	return 0;

@@ -2,21 +2,12 @@
  * pcache.c - the page cache for buffered file I/O, and seed path (b):
  * truncating its pages and shadow entries (shared/SEED-PATHS.md).
  *
- * Each file has a radix index of 64-way nodes (pcache.h has the entry
- * encoding).  Pages live on one global LRU of `capacity` pages; evicting
+ * Each file has a radix index (pcache_index.c) of pages and shadow
+ * entries.  Pages live on one global LRU of `capacity` pages; evicting
  * one leaves a shadow (value) entry holding the eviction clock, and a
  * read that finds a shadow where it needs a page counts a refault
  * (workingset).  Leaves that hold only shadows sit on the shadow-node
  * list; when it grows past its bound, the oldest such leaf is reclaimed.
- *
- *   map->root (shift 6)
- *   +----+----+----+-- ... --+
- *   | n0 | n1 |  0 |         |      internal: marks = OR of the child's
- *   +-|--+-|--+----+-- ... --+
- *     v    v
- *   +---+---+---+--   +---+---+--
- *   | P | P | v |     | v | 0 |     leaves: pages (P), shadows (v)
- *   +---+---+---+--   +---+---+--
  *
  * Writes of written blocks are write-back: the page is marked dirty and
  * reaches the device at writeback (ref_writeback, fsync, sync, unmount,
@@ -33,55 +24,11 @@
  * pc_mark_clears counts mark-bit clear operations; pc_lock_acquisitions
  * counts rounds of the index lock taken to modify it.
  */
-#include "ref/pcache.h"
+#include "ref/pcache_internal.h"
 #include "ref/plant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-#define PC_MASK (PC_SLOTS - 1)
-#define container_of(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
-
-static inline uintptr_t mk_node(struct pc_node *n)
-{
-	return (uintptr_t)n + 2;
-}
-
-static inline struct pc_page *to_page(uintptr_t e)
-{
-	return (struct pc_page *)e;
-}
-
-static void link_init(struct pc_link *l) { l->prev = l->next = l; }
-
-static void link_del(struct pc_link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = l;
-}
-
-/* Insert l after head. */
-static void link_add(struct pc_link *head, struct pc_link *l)
-{
-	l->next = head->next;
-	l->prev = head;
-	head->next->prev = l;
-	head->next = l;
-}
-
-/* The largest index a node of this shift can root. */
-static uint64_t span_max(unsigned shift)
-{
-	return shift + PC_SHIFT >= 64 ? UINT64_MAX :
-	       ((uint64_t)1 << (shift + PC_SHIFT)) - 1;
-}
-
-unsigned pc_height(const struct pc_map *m)
-{
-	return m->root ? m->root->shift / PC_SHIFT + 1u : 0;
-}
 
 int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	   struct ref_counters *ctr, struct pcache **out)
@@ -96,6 +43,7 @@ int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 		return -ENOMEM;
 	}
 	pc->bs = bs;
+	pc->fshift = PC_SHIFT;
 	pc->capacity = capacity ? capacity : 1;
 	pc->nmaps = nmaps;
 	/* Shadows of up to 16 x capacity pages (dense leaves) are kept. */
@@ -124,7 +72,7 @@ static void page_free(struct pcache *pc, struct pc_page *p)
 
 static void free_subtree(struct pcache *pc, struct pc_node *n)
 {
-	for (unsigned i = 0; i < PC_SLOTS; i++) {
+	for (unsigned i = 0; i < FSLOTS(pc); i++) {
 		uintptr_t e = n->slots[i];
 
 		if (pc_is_node(e))
@@ -146,409 +94,23 @@ void pc_free(struct pcache *pc)
 	free(pc);
 }
 
-/* ---- nodes and marks ---- */
-
-static struct pc_node *node_new(struct pcache *pc, struct pc_map *m,
-				struct pc_node *parent, unsigned offset,
-				unsigned shift, uint64_t base)
-{
-	struct pc_node *n = calloc(1, sizeof(*n));
-
-	if (!n)
-		return NULL;
-	link_init(&n->shadow);
-	n->parent = parent;
-	n->map = m;
-	n->offset = (uint8_t)offset;
-	n->shift = (uint8_t)shift;
-	n->base = base;
-	pc->nnodes++;
-	return n;
-}
-
-static void shadow_update(struct pcache *pc, struct pc_node *n)
-{
-	bool want = n->shift == 0 && n->count && n->count == n->nr_values;
-
-	if (want == n->on_shadow_list)
-		return;
-	if (want) {
-		link_add(pc->shadow_nodes.prev, &n->shadow); /* at the tail */
-		pc->nshadow_nodes++;
-	} else {
-		link_del(&n->shadow);
-		pc->nshadow_nodes--;
-	}
-	n->on_shadow_list = want;
-}
-
-static void node_free(struct pcache *pc, struct pc_node *n)
-{
-	if (n->on_shadow_list) {
-		link_del(&n->shadow);
-		pc->nshadow_nodes--;
-	}
-	pc->nnodes--;
-	free(n);
-}
-
-/* Set mark on slot off of n and on every ancestor's path to it. */
-static void mark_set(struct pc_node *n, unsigned off, unsigned mark)
-{
-	while (n && !(n->marks[mark] & (1ull << off))) {
-		n->marks[mark] |= 1ull << off;
-		off = n->offset;
-		n = n->parent;
-	}
-}
-
-/* One mark-bit clear: the slot's bit, and upward while nodes go unmarked. */
-static void mark_clear(struct pcache *pc, struct pc_node *n, unsigned off,
-		       unsigned mark)
-{
-	pc->ctr->pc_mark_clears++;
-	while (n) {
-		n->marks[mark] &= ~(1ull << off);
-		if (n->marks[mark])
-			break;
-		off = n->offset;
-		n = n->parent;
-	}
-}
-
-static bool slot_marked(const struct pc_node *n, unsigned off)
-{
-	for (unsigned k = 0; k < PC_NMARKS; k++)
-		if (n->marks[k] & (1ull << off))
-			return true;
-	return false;
-}
-
-/*
- * Free n and every ancestor it leaves empty; returns the nearest node
- * that survives (NULL: the map is empty).  No root shrinking here.
- */
-static struct pc_node *delete_empty(struct pcache *pc, struct pc_map *m,
-				    struct pc_node *n)
-{
-	while (n && n->count == 0) {
-		struct pc_node *parent = n->parent;
-		unsigned off = n->offset;
-
-		node_free(pc, n);
-		if (!parent) {
-			m->root = NULL;
-			return NULL;
-		}
-		parent->slots[off] = 0;
-		parent->count--;
-		for (unsigned k = 0; k < PC_NMARKS; k++)
-			if (parent->marks[k] & (1ull << off))
-				mark_clear(pc, parent, off, k);
-		n = parent;
-	}
-	return n;
-}
-
-/* Make the tree canonical: a root using only slot 0 gives way to it. */
-static void shrink(struct pcache *pc, struct pc_map *m)
-{
-	while (m->root && m->root->shift && m->root->count == 1 &&
-	       pc_is_node(m->root->slots[0])) {
-		struct pc_node *old = m->root, *child = pc_node_of(old->slots[0]);
-
-		child->parent = NULL;
-		child->offset = 0;
-		m->root = child;
-		node_free(pc, old);
-	}
-}
-
-/*
- * Put e in slot off of leaf n: counts, the map's totals, the shadow-node
- * list.  init re-initialises the slot's three marks (three clears).  The
- * caller frees a node this empties.
- */
-static void leaf_set(struct pcache *pc, struct pc_node *n, unsigned off,
-		     uintptr_t e, bool init)
-{
-	uintptr_t old = n->slots[off];
-	struct pc_map *m = n->map;
-
-	if (init) {
-		if (pc_is_value(old) && slot_marked(n, off))
-			pc->nr_marked_values--;
-		for (unsigned k = 0; k < PC_NMARKS; k++)
-			mark_clear(pc, n, off, k);
-	}
-	n->count = (uint8_t)(n->count + (e != 0) - (old != 0));
-	n->nr_values = (uint8_t)(n->nr_values + pc_is_value(e) - pc_is_value(old));
-	m->nrpages += (uint64_t)pc_is_page(e) - pc_is_page(old);
-	m->nrshadows += (uint64_t)pc_is_value(e) - pc_is_value(old);
-	n->slots[off] = e;
-	if (pc_is_page(e)) {
-		to_page(e)->leaf = n;
-		to_page(e)->map = m;
-	}
-	shadow_update(pc, n);
-}
-
-/* The leaf slot of index, creating the path when create (else NULL). */
-static int walk(struct pcache *pc, struct pc_map *m, uint64_t index,
-		bool create, struct pc_node **leaf)
-{
-	struct pc_node *n = m->root;
-
-	*leaf = NULL;
-	if (!n) {
-		unsigned shift = 0;
-
-		if (!create)
-			return 0;
-		while (index > span_max(shift))
-			shift += PC_SHIFT;
-		n = node_new(pc, m, NULL, 0, shift, 0);
-		if (!n)
-			return -ENOMEM;
-		m->root = n;
-	}
-	while (index > span_max(n->shift)) {
-		struct pc_node *top;
-
-		if (!create)
-			return 0;
-		top = node_new(pc, m, NULL, 0, n->shift + PC_SHIFT, 0);
-		if (!top)
-			return -ENOMEM;
-		top->slots[0] = mk_node(n);
-		top->count = 1;
-		for (unsigned k = 0; k < PC_NMARKS; k++)
-			if (n->marks[k])
-				top->marks[k] = 1;
-		n->parent = top;
-		n->offset = 0;
-		m->root = n = top;
-	}
-	for (;;) {
-		unsigned off = (unsigned)(index >> n->shift) & PC_MASK;
-		struct pc_node *child;
-
-		pc->ctr->pc_node_visits++;
-		if (n->shift == 0) {
-			*leaf = n;
-			return 0;
-		}
-		if (n->slots[off]) {
-			n = pc_node_of(n->slots[off]);
-			continue;
-		}
-		if (!create)
-			return 0;
-		child = node_new(pc, m, n, off, n->shift - PC_SHIFT,
-				 n->base + ((uint64_t)off << n->shift));
-		if (!child)
-			return -ENOMEM;
-		n->slots[off] = mk_node(child);
-		n->count++;
-		shadow_update(pc, n);
-		n = child;
-	}
-}
-
-uintptr_t pc_load(struct pcache *pc, struct pc_map *m, uint64_t index)
-{
-	struct pc_node *leaf;
-
-	walk(pc, m, index, false, &leaf);
-	return leaf ? leaf->slots[index & PC_MASK] : 0;
-}
-
-/* Store e at index with marks re-initialised; an erase frees and shrinks. */
-int pc_store(struct pcache *pc, struct pc_map *m, uint64_t index, uintptr_t e)
-{
-	struct pc_node *leaf;
-	uintptr_t old;
-	int err = walk(pc, m, index, e != 0, &leaf);
-
-	if (err)
-		return err;
-	if (!leaf)
-		return 0; /* erasing an absent index */
-	old = leaf->slots[index & PC_MASK];
-	pc->ctr->pc_lock_acquisitions++;
-	if (pc_is_page(old)) {
-		link_del(&to_page(old)->lru);
-		pc->npages--;
-		free(to_page(old));
-	}
-	leaf_set(pc, leaf, index & PC_MASK, e, true);
-	if (pc_is_page(e)) {
-		link_add(&pc->lru, &to_page(e)->lru);
-		to_page(e)->index = index;
-		pc->npages++;
-	}
-	if (!leaf->count) {
-		delete_empty(pc, m, leaf);
-		shrink(pc, m);
-	}
-	return 0;
-}
-
-bool pc_get_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
-		 unsigned mark)
-{
-	struct pc_node *leaf;
-
-	walk(pc, m, index, false, &leaf);
-	return leaf && (leaf->marks[mark] >> (index & PC_MASK)) & 1;
-}
-
-static int mark_op(struct pcache *pc, struct pc_map *m, uint64_t index,
-		   unsigned mark, bool set)
-{
-	struct pc_node *leaf;
-	unsigned off = index & PC_MASK;
-
-	if (mark >= PC_NMARKS)
-		return -EINVAL;
-	walk(pc, m, index, false, &leaf);
-	if (!leaf || !leaf->slots[off])
-		return -ENOENT;
-	pc->ctr->pc_lock_acquisitions++;
-	if (set == !!((leaf->marks[mark] >> off) & 1))
-		return 0;
-	if (pc_is_value(leaf->slots[off]) && set && !slot_marked(leaf, off))
-		pc->nr_marked_values++;
-	if (set) {
-		mark_set(leaf, off, mark);
-	} else {
-		mark_clear(pc, leaf, off, mark);
-		if (pc_is_value(leaf->slots[off]) && !slot_marked(leaf, off))
-			pc->nr_marked_values--;
-	}
-	return 0;
-}
-
-int pc_set_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
-		unsigned mark)
-{
-	return mark_op(pc, m, index, mark, true);
-}
-
-int pc_clear_mark(struct pcache *pc, struct pc_map *m, uint64_t index,
-		  unsigned mark)
-{
-	return mark_op(pc, m, index, mark, false);
-}
-
-/* First set bit of w at or after bit `from` (64: none). */
-static unsigned next_bit(uint64_t w, unsigned from)
-{
-	if (from >= 64)
-		return 64;
-	w &= ~0ull << from;
-	return w ? (unsigned)__builtin_ctzll(w) : 64;
-}
-
-/* Slots of n that hold an entry (mark < 0) or carry mark. */
-static uint64_t slot_bits(const struct pc_node *n, int mark)
-{
-	uint64_t w = 0;
-
-	if (mark >= 0)
-		return n->marks[mark];
-	for (unsigned i = 0; i < PC_SLOTS; i++)
-		w |= (uint64_t)(n->slots[i] != 0) << i;
-	return w;
-}
-
-/*
- * Walk from the root to the first leaf slot at or after idx that holds an
- * entry (mark < 0) or carries mark: internal marks say which subtrees to
- * enter.  Every node entered is a visit.
- */
-static bool find_first(struct pcache *pc, struct pc_map *m, uint64_t idx,
-		       int mark, struct pc_node **leaf, unsigned *slot)
-{
-	struct pc_node *n = m->root;
-	unsigned off;
-
-	if (!n || idx > span_max(n->shift))
-		return false;
-	pc->ctr->pc_node_visits++;
-	off = (unsigned)(idx >> n->shift) & PC_MASK;
-	for (;;) {
-		unsigned b = next_bit(slot_bits(n, mark), off);
-
-		if (b == 64) {
-			if (!n->parent)
-				return false;
-			off = n->offset + 1u;
-			n = n->parent;
-			continue;
-		}
-		if (n->shift == 0) {
-			*leaf = n;
-			*slot = b;
-			return true;
-		}
-		n = pc_node_of(n->slots[b]);
-		pc->ctr->pc_node_visits++;
-		/* off idx's path (past it): from the child's first slot */
-		off = n->base >= idx ? 0 : (unsigned)(idx >> n->shift) & PC_MASK;
-	}
-}
-
-bool pc_find_marked(struct pcache *pc, struct pc_map *m, uint64_t *index,
-		    unsigned mark)
-{
-	struct pc_node *leaf;
-	unsigned slot;
-
-	if (mark >= PC_NMARKS || !find_first(pc, m, *index, (int)mark, &leaf,
-					     &slot))
-		return false;
-	*index = leaf->base + slot;
-	return true;
-}
-
-bool pc_last_index(const struct pc_map *m, uint64_t *index)
-{
-	const struct pc_node *n = m->root;
-
-	while (n) {
-		unsigned i = PC_SLOTS;
-
-		while (i > 0 && !n->slots[i - 1])
-			i--;
-		if (i == 0)
-			return false; /* an empty node: the audit says so */
-		if (n->shift == 0) {
-			*index = n->base + i - 1;
-			return true;
-		}
-		n = pc_node_of(n->slots[i - 1]);
-	}
-	return false;
-}
-
 /* ---- pages and the LRU ---- */
 
 bool pc_page_mark(const struct pc_page *p, unsigned mark)
 {
-	return (p->leaf->marks[mark] >> (p->index & PC_MASK)) & 1;
+	return (p->leaf->marks[mark] >> (p->index - p->leaf->base)) & 1;
 }
 
 void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
 {
 	if (!pc_page_mark(p, mark))
-		mark_set(p->leaf, p->index & PC_MASK, mark);
+		pci_mark_set(p->leaf, (unsigned)(p->index - p->leaf->base), mark);
 }
 
 void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark)
 {
 	if (pc_page_mark(p, mark))
-		mark_clear(pc, p->leaf, p->index & PC_MASK, mark);
+		pci_mark_clear(pc, p->leaf, (unsigned)(p->index - p->leaf->base), mark);
 }
 
 struct pc_page *pc_peek_page(struct pcache *pc, struct pc_map *m,
@@ -587,11 +149,11 @@ static void page_replace(struct pcache *pc, struct pc_page *p, uintptr_t e)
 	pc->ctr->pc_lock_acquisitions++;
 	link_del(&p->lru);
 	pc->npages--;
-	leaf_set(pc, leaf, p->index & PC_MASK, e, false);
+	pci_leaf_set(pc, leaf, (unsigned)(p->index - leaf->base), e, false);
 	page_free(pc, p);
 	if (!leaf->count) {
-		delete_empty(pc, m, leaf);
-		shrink(pc, m);
+		pci_delete_empty(pc, m, leaf);
+		pci_shrink(pc, m);
 	}
 }
 
@@ -603,17 +165,17 @@ static void reclaim_shadow_node(struct pcache *pc)
 	struct pc_map *m = n->map;
 
 	pc->ctr->pc_lock_acquisitions++;
-	for (unsigned i = 0; i < PC_SLOTS; i++)
+	for (unsigned i = 0; i < FSLOTS(pc); i++)
 		if (n->slots[i])
-			leaf_set(pc, n, i, 0, true);
-	delete_empty(pc, m, n);
-	shrink(pc, m);
+			pci_leaf_set(pc, n, i, 0, true);
+	pci_delete_empty(pc, m, n);
+	pci_shrink(pc, m);
 }
 
 void pc_evict(struct pcache *pc, struct pc_page *p)
 {
 	struct pc_node *leaf = p->leaf;
-	unsigned off = p->index & PC_MASK;
+	unsigned off = (unsigned)(p->index - leaf->base);
 	bool knob = pc->mark_values;
 
 	for (unsigned k = 0; k < PC_NMARKS; k++)
@@ -624,7 +186,7 @@ void pc_evict(struct pcache *pc, struct pc_page *p)
 	page_replace(pc, p, pc_mk_value(pc->clock));
 	if (knob) {
 		/* the fallback's trigger: a mark left on a value entry */
-		mark_set(leaf, off, PC_TOWRITE);
+		pci_mark_set(leaf, off, PC_TOWRITE);
 		pc->nr_marked_values++;
 	}
 	while (pc->nshadow_nodes > pc->shadow_node_max)
@@ -672,12 +234,12 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 	if (!p)
 		return -ENOMEM;
 	p->delalloc = 0;
-	err = walk(pc, m, index, true, &leaf);
+	err = pci_walk(pc, m, index, true, &leaf);
 	if (err) {
 		free(p);
 		return err;
 	}
-	old = leaf->slots[index & PC_MASK];
+	old = leaf->slots[index - leaf->base];
 	if (pc_is_page(old)) {
 		free(p);
 		return -EEXIST;
@@ -687,7 +249,8 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		pc->ctr->pc_refaults++;
 	p->index = index;
 	/* a refault re-initialises whatever marks the shadow's slot had */
-	leaf_set(pc, leaf, index & PC_MASK, (uintptr_t)p, old != 0);
+	pci_leaf_set(pc, leaf, (unsigned)(index - leaf->base), (uintptr_t)p,
+		     old != 0);
 	link_add(&pc->lru, &p->lru);
 	pc->npages++;
 	*out = p;
@@ -714,7 +277,7 @@ int pc_truncate_naive(struct pcache *pc, struct pc_map *m, uint64_t start,
 	struct pc_node *leaf;
 	unsigned off;
 
-	while (idx < end && find_first(pc, m, idx, -1, &leaf, &off)) {
+	while (idx < end && pci_find_first(pc, m, idx, -1, &leaf, &off)) {
 		uintptr_t e;
 
 		idx = leaf->base + off;
@@ -725,11 +288,11 @@ int pc_truncate_naive(struct pcache *pc, struct pc_map *m, uint64_t start,
 		e = leaf->slots[off];
 		if (!e)
 			return -EFSCORRUPTED;
-		leaf_set(pc, leaf, off, 0, true);
+		pci_leaf_set(pc, leaf, off, 0, true);
 		drop_entry(pc, e);
 		if (!leaf->count) {
-			delete_empty(pc, m, leaf);
-			shrink(pc, m);
+			pci_delete_empty(pc, m, leaf);
+			pci_shrink(pc, m);
 		}
 		idx++;
 	}
@@ -742,7 +305,7 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 	struct pc_node *n;
 	unsigned off, inbatch = 0;
 
-	if (!find_first(pc, m, start, -1, &n, &off))
+	if (!pci_find_first(pc, m, start, -1, &n, &off))
 		return 0;
 	for (;;) {
 		uintptr_t e;
@@ -750,11 +313,11 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 
 		/* step to the next entry: up when a node is done, down the
 		 * first non-empty slot (each node entered is a visit) */
-		while (off < PC_SLOTS && !n->slots[off])
+		while (off < FSLOTS(pc) && !n->slots[off])
 			off++;
-		if (off == PC_SLOTS) {
+		if (off == FSLOTS(pc)) {
 			if (n->shift == 0)
-				shadow_update(pc, n);
+				pci_shadow_update(pc, n);
 			if (!n->parent)
 				break;
 			off = n->offset + 1u;
@@ -769,7 +332,7 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 		}
 		idx = n->base + off;
 		if (idx >= end) {
-			shadow_update(pc, n);
+			pci_shadow_update(pc, n);
 			break;
 		}
 		if (inbatch == 0)
@@ -790,14 +353,14 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 #endif
 			for (unsigned k = 0; k < PC_NMARKS; k++)
 				if ((n->marks[k] >> off) & 1)
-					mark_clear(pc, n, off, k);
-		} else if (slot_marked(n, off)) {
+					pci_mark_clear(pc, n, off, k);
+		} else if (pci_slot_marked(n, off)) {
 			/* a marked value: the precondition fails, take the
 			 * slow clear for this entry */
 			pc->ctr->pc_fallbacks++;
 			pc->nr_marked_values--;
 			for (unsigned k = 0; k < PC_NMARKS; k++)
-				mark_clear(pc, n, off, k);
+				pci_mark_clear(pc, n, off, k);
 		}
 		n->slots[off] = 0;
 		n->count--;
@@ -806,17 +369,17 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 		m->nrshadows -= pc_is_value(e);
 		drop_entry(pc, e);
 		if (n->count == 0) {
-			struct pc_node *up = delete_empty(pc, m, n);
+			struct pc_node *up = pci_delete_empty(pc, m, n);
 
 			if (!up)
 				break;
 			n = up;
-			off = (unsigned)((idx >> n->shift) & PC_MASK) + 1u;
+			off = (unsigned)((idx >> n->shift) & FMASK(pc)) + 1u;
 			continue;
 		}
 		off++;
 	}
-	shrink(pc, m);
+	pci_shrink(pc, m);
 	return 0;
 }
 
@@ -842,6 +405,11 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 		uintptr_t e = n->slots[i];
 		uint64_t idx = n->base + ((uint64_t)i << n->shift);
 
+		if (e && i >= FSLOTS(pc))
+			BAD(pc, "map %llu: slot %u used in a %u-way node at %llu",
+			    (unsigned long long)m->id, i, FSLOTS(pc),
+			    (unsigned long long)n->base);
+
 		if (n->shift && e && !pc_is_node(e))
 			BAD(pc, "map %llu: entry above the leaves at %llu",
 			    (unsigned long long)m->id, (unsigned long long)idx);
@@ -866,7 +434,7 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 			int err;
 
 			if (c->parent != n || c->offset != i ||
-			    c->shift + PC_SHIFT != n->shift || c->base != idx)
+			    c->shift + pc->fshift != n->shift || c->base != idx)
 				BAD(pc, "map %llu: node at %llu is misplaced",
 				    (unsigned long long)m->id,
 				    (unsigned long long)idx);
@@ -876,7 +444,7 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 		} else if (pc_is_value(e)) {
 			values++;
 			t->values++;
-			if (slot_marked(n, i))
+			if (pci_slot_marked(n, i))
 				t->marked_values++;
 			if (pc_value(e) == 0 || pc_value(e) > pc->clock)
 				BAD(pc, "map %llu: shadow at %llu has stamp %llu, "
@@ -1060,13 +628,15 @@ static int writepage(void *arg, struct pc_page *p)
 	return 0;
 }
 
-int pcache_mount(struct ref_fs *fs, uint32_t pages)
+int pcache_mount(struct ref_fs *fs, uint32_t pages, unsigned shift)
 {
 	int err;
 
 	if (!pages)
 		return 0;
 	err = pc_new(fs->bs, pages, fs->ninodes, &fs->ctr, &fs->pc);
+	if (!err && shift)
+		err = pc_set_fanout(fs->pc, shift);
 	if (err)
 		return err;
 	fs->pc->writepage = writepage;

@@ -1,7 +1,9 @@
 /*
- * pcache.h - the page cache (pcache.c): a per-file radix index of 64-way
- * nodes holding pages and shadow entries, with marks, one global LRU of
- * pages, and the hooks file.c, truncate.c and mount.c call.
+ * pcache.h - the page cache: a per-file radix index (pcache_index.c) of
+ * 64-way nodes (by default: the fan-out is a run-time parameter,
+ * pc_set_fanout) holding pages and shadow entries, with marks; one global
+ * LRU of pages, and the hooks file.c, truncate.c and mount.c call
+ * (pcache.c).
  *
  * The index is usable on its own (tests/test_pcache.c, props/suite_pcache.c
  * drive it without a filesystem): pc_new() gives a cache of `capacity`
@@ -25,6 +27,9 @@
 
 #include "ref/ref_internal.h"
 
+/* The fan-out: a node has 1 << shift slots, shift 1..PC_SHIFT; PC_SHIFT
+ * is the default and the largest (slots[] and the 64-bit marks hold it).
+ * Slots at and past a smaller fan-out stay empty. */
 #define PC_SHIFT 6
 #define PC_SLOTS (1u << PC_SHIFT)
 #define PC_BATCH 31            /* entries per lock round (folio batch) */
@@ -67,6 +72,7 @@ struct pc_map {
 
 struct pcache {
 	uint32_t bs;
+	uint8_t fshift;              /* fan-out: 1 << fshift slots a node  */
 	uint64_t capacity, npages, nnodes;
 	uint64_t clock;              /* evictions so far: shadows' stamp   */
 	struct pc_link lru;          /* next: most recently used           */
@@ -101,6 +107,9 @@ static inline struct pc_node *pc_node_of(uintptr_t e)
 int  pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	    struct ref_counters *ctr, struct pcache **out);
 void pc_free(struct pcache *pc);
+/* Nodes of 1 << shift slots (1..PC_SHIFT) from now on: -EINVAL outside
+ * that range, -EBUSY once any index holds an entry. */
+int  pc_set_fanout(struct pcache *pc, unsigned shift);
 struct pc_map *pc_map_of(struct pcache *pc, uint64_t id);
 
 uintptr_t pc_load(struct pcache *pc, struct pc_map *m, uint64_t index);
@@ -166,7 +175,7 @@ bool pc_last_index(const struct pc_map *m, uint64_t *index);
 
 /* ---- the engine's hooks ---- */
 
-int  pcache_mount(struct ref_fs *fs, uint32_t pages);
+int  pcache_mount(struct ref_fs *fs, uint32_t pages, unsigned shift);
 void pcache_unmount(struct ref_fs *fs);
 int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 		    uint64_t off, uint64_t end);

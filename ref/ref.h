@@ -148,6 +148,9 @@ struct ref_mount_opts {
 	/* Page-cache capacity in pages: 0 = default (1024), REF_PAGECACHE_OFF
 	 * = none (every read and write goes to the device). */
 	uint32_t pagecache;
+	/* Page-cache fan-out: radix nodes of 1 << N slots, N 1..6; 0 = 6
+	 * (64-way).  A tiny fan-out grows deep trees from a few pages. */
+	uint32_t pagecache_shift;
 	/*
 	 * Compression at writeback (implies REF_MOUNT_DELALLOC): every
 	 * delalloc run is cut into async chunks of 512 KiB, each compressed
@@ -478,8 +481,10 @@ int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
  *          rtextsize=64k
  *   mount: ro,norecovery,cache=4096,naive=rt_truncate,forget,
  *          fallback=all,data=ordered|journal|writeback,pagecache=1024,
- *          delalloc,nodelalloc,compress=zstd[:LEVEL]|none,nopagedata
- * (pagecache=N: page-cache capacity in pages; pagecache=0: none)
+ *          delalloc,nodelalloc,compress=zstd[:LEVEL]|none,nopagedata,
+ *          pagecache_shift=6
+ * (pagecache=N: page-cache capacity in pages; pagecache=0: none;
+ * pagecache_shift=N: radix nodes of 1 << N slots, N 1..6)
  * In naive= and fallback=, the path names following the key are the
  * list (commas or '+'), up to the next key=value option.
  * Sizes take k/m/g suffixes.  Unknown keys and bad values give -EINVAL

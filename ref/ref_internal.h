@@ -35,7 +35,7 @@
 
 #include "ref/ref.h"
 #include "ref/ondisk.h"
-#include "ref/crc32c.h"
+#include "base/crc32c.h"
 
 #define REF_VERSION        1
 #define HDR_SECTOR         512      /* crc span of header-sector blocks  */
@@ -250,6 +250,7 @@ struct ref_fs {
 	struct zoned_state *zoned;    /* zoned realtime device (zoned.c), or NULL */
 	struct reflink *rl;           /* shared blocks (reflink.h), or NULL */
 	struct devio dio;             /* metadata stores to persist (devio.c) */
+	struct bt_store bt_store;     /* B+tree nodes through the cache (bcache.c) */
 
 	/* inodes */
 	struct ref_inode *inodes;     /* [ninodes], index ino - 1 */
@@ -309,7 +310,8 @@ void bcache_drop_raw(struct ref_fs *fs);
 int  buf_mark_logged(struct ref_fs *fs, struct rbuf *b);
 int  buf_write_inplace(struct ref_fs *fs, struct rbuf *b);
 void buf_unpin(struct ref_fs *fs, struct rbuf *b);
-extern const struct bt_store ref_bt_store_ops;
+/* Fill fs->bt_store: every tree of this fs reaches its nodes through it. */
+void bcache_bt_store_init(struct ref_fs *fs);
 
 /* journal (journal.c) */
 int  journal_recover(struct ref_fs *fs, bool norecovery);

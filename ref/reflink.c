@@ -53,13 +53,9 @@ static const struct bt_type stage_bt_type = {
 static void fs_tree(struct ref_fs *fs, struct bt_tree *t,
 		    const struct bt_type *type, struct bt_root *root)
 {
-	static struct bt_store store;
-
-	store = ref_bt_store_ops;
-	store.ctx = fs;
 	memset(t, 0, sizeof(*t));
 	t->type = type;
-	t->store = &store;
+	t->store = &fs->bt_store;
 	t->root = root;
 	t->blocksize = fs->bs;
 	t->maxrecs = fs->maxrecs;

@@ -6,7 +6,7 @@
  */
 #include "test.h"
 
-#include "ref/crc32c.h"
+#include "base/crc32c.h"
 
 /* The definition itself: one bit at a time, reflected 0x82F63B78. */
 static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t len)

@@ -223,6 +223,91 @@ TEST(pcache_truncate_twins_remove_a_middle_range_alike)
 	}
 }
 
+/*
+ * With nodes of 2, 4 and 8 slots (as radix-tree's test harness shrinks
+ * its chunk shift) 64 entries make full trees of 6, 3 and 2 levels: the
+ * heights and node counts below are worked out from the fan-out alone.
+ * Every operation keeps the audit clean, marks find the right entries
+ * across levels, and both truncate twins empty the tree alike.
+ */
+TEST(pcache_tiny_fanout_builds_deep_trees_from_few_entries)
+{
+	static const struct { unsigned shift, height, nodes; } g[] = {
+		{ 1, 6, 32 + 16 + 8 + 4 + 2 + 1 },
+		{ 2, 3, 16 + 4 + 1 },
+		{ 3, 2, 8 + 1 },
+	};
+
+	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+		for (int twin = 0; twin < 2; twin++) {
+			struct ix x;
+			uint64_t at = 0;
+
+			CHECK_OK(ix_open(&x, 16));
+			CHECK_OK(pc_set_fanout(x.pc, g[k].shift));
+			x.pc->clock = 100;
+			for (uint64_t i = 0; i < 64; i++)
+				CHECK_OK(pc_store(x.pc, x.m, i, pc_mk_value(i + 1)));
+			CHECK(audit_ok(&x));
+			CHECK_EQ(pc_height(x.m), g[k].height);
+			CHECK_EQ(x.pc->nnodes, g[k].nodes);
+			CHECK_EQ(pc_set_fanout(x.pc, 6), -EBUSY);
+			for (uint64_t i = 0; i < 64; i++)
+				CHECK_EQ(pc_load(x.pc, x.m, i), pc_mk_value(i + 1));
+			/* one more level for index 64 and up */
+			CHECK_OK(pc_store(x.pc, x.m, 64, pc_mk_value(65)));
+			CHECK_EQ(pc_height(x.m), g[k].height + 1);
+			CHECK(audit_ok(&x));
+			CHECK_OK(pc_store(x.pc, x.m, 64, 0));
+			CHECK_EQ(pc_height(x.m), g[k].height);
+			/* marks: set on 5 and 37, found from 0, 6 and 38 */
+			CHECK_OK(pc_set_mark(x.pc, x.m, 5, PC_TOWRITE));
+			CHECK_OK(pc_set_mark(x.pc, x.m, 37, PC_TOWRITE));
+			x.pc->nr_marked_values = 2;
+			CHECK(pc_find_marked(x.pc, x.m, &at, PC_TOWRITE));
+			CHECK_EQ(at, 5);
+			at = 6;
+			CHECK(pc_find_marked(x.pc, x.m, &at, PC_TOWRITE));
+			CHECK_EQ(at, 37);
+			at = 38;
+			CHECK(!pc_find_marked(x.pc, x.m, &at, PC_TOWRITE));
+			CHECK_OK(pc_clear_mark(x.pc, x.m, 5, PC_TOWRITE));
+			CHECK_OK(pc_clear_mark(x.pc, x.m, 37, PC_TOWRITE));
+			x.pc->nr_marked_values = 0;
+			CHECK(audit_ok(&x));
+			/* a middle range, then the rest */
+			CHECK_OK(twin ? pc_truncate_batched(x.pc, x.m, 10, 50) :
+					pc_truncate_naive(x.pc, x.m, 10, 50));
+			CHECK(audit_ok(&x));
+			CHECK_EQ(x.m->nrshadows, 64 - 40);
+			CHECK_EQ(pc_load(x.pc, x.m, 9), pc_mk_value(10));
+			CHECK_EQ(pc_load(x.pc, x.m, 10), 0);
+			CHECK_EQ(pc_load(x.pc, x.m, 50), pc_mk_value(51));
+			CHECK_OK(twin ? pc_truncate_batched(x.pc, x.m, 0, UINT64_MAX) :
+					pc_truncate_naive(x.pc, x.m, 0, UINT64_MAX));
+			CHECK(x.m->root == NULL);
+			CHECK_EQ(x.pc->nnodes, 0);
+			pc_free(x.pc);
+		}
+	}
+}
+
+TEST(pcache_fanout_is_set_only_in_range_and_while_empty)
+{
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 4));
+	CHECK_EQ(pc_set_fanout(x.pc, 0), -EINVAL);
+	CHECK_EQ(pc_set_fanout(x.pc, PC_SHIFT + 1), -EINVAL);
+	CHECK_OK(pc_set_fanout(x.pc, 2));
+	CHECK_OK(add(&x, 100));
+	CHECK_EQ(pc_set_fanout(x.pc, 1), -EBUSY);
+	/* 100 < 4^4: four levels of 4-way nodes */
+	CHECK_EQ(pc_height(x.m), 4);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 /* ---- through the engine ---- */
 
 #define BS 512
@@ -523,6 +608,38 @@ TEST(pcache_mount_option_parses_and_rejects)
 	CHECK_EQ(ref_parse_mount_opts("pagecache=lots", &o, err, sizeof(err)),
 		 -EINVAL);
 	CHECK(strstr(err, "pagecache") != NULL);
+	CHECK_OK(ref_parse_mount_opts("pagecache_shift=2", &o, err, sizeof(err)));
+	CHECK_EQ(o.pagecache_shift, 2);
+	CHECK_EQ(ref_parse_mount_opts("pagecache_shift=7", &o, err, sizeof(err)),
+		 -EINVAL);
+	CHECK(strstr(err, "pagecache_shift") != NULL);
+	CHECK_EQ(ref_parse_mount_opts("pagecache_shift=0", &o, err, sizeof(err)),
+		 -EINVAL);
+}
+
+/* Through the engine with 2-way nodes: 40 blocks of a file make a
+ * six-level index (32 <= 39 < 64), and everything reads back. */
+TEST(pcache_engine_with_a_two_way_fanout_reads_back_and_audits_clean)
+{
+	struct eng g;
+	uint64_t ino;
+
+	CHECK_OK(eng_open(&g, "pagecache=64,pagecache_shift=1"));
+	CHECK_EQ(g.fs->pc->fshift, 1);
+	CHECK_OK(ref_create(g.fs, "a", &ino));
+	for (uint64_t b = 0; b < 40; b += 8)   /* put and has: 8 blocks a call */
+		CHECK_OK(put(g.fs, ino, b * BS, 8 * BS, 3));
+	CHECK_OK(put(g.fs, ino, 7 * BS + 5, 3 * BS, 4)); /* overwrite: dirty */
+	CHECK(has(g.fs, ino, 0, 7 * BS + 5, 3));
+	CHECK(has(g.fs, ino, 7 * BS + 5, 3 * BS, 4));
+	for (uint64_t b = 10; b < 40; b += 6)
+		CHECK(has(g.fs, ino, b * BS + 5, 6 * BS - 5, 3));
+	CHECK_EQ(pc_height(pc_map_of(g.fs->pc, ino)), 6);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	CHECK_OK(ref_truncate(g.fs, ino, 9 * BS));
+	CHECK(has(g.fs, ino, 7 * BS + 5, 2 * BS - 5, 4));
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
 }
 
 /* ---- the audit catches what each mistake would leave ---- */

@@ -1,5 +1,6 @@
 /*
- * crc32c.c - CRC32C (reflected polynomial 0x82F63B78).
+ * crc32c.c - CRC32C (reflected polynomial 0x82F63B78), the one copy: the
+ * engine's metadata blocks and hw/zoned.c's zone state file use it.
  *
  * Every metadata block is checksummed once per journal commit and once
  * per read from the device, which made this the engine's hottest leaf
@@ -16,7 +17,7 @@
  * both give the same result for every input, and tests/test_crc32c.c
  * holds them to a bitwise reference and to each other.
  */
-#include "ref/crc32c.h"
+#include "base/crc32c.h"
 
 #include <string.h>
 
