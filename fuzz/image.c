@@ -51,7 +51,7 @@
 #include "fuzz/fuzz.h"
 #include "harness/binary.h"
 #include "hw/hw.h"
-#include "ref/crc32c.h"
+#include "base/crc32c.h"
 #include "ref/ondisk.h"
 #include "ref/ref.h"
 
