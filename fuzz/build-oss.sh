@@ -44,8 +44,11 @@ mkdir -p "$work" "$OUT"
 [ -f "$lib" ] || { echo "build-oss: $lib is missing" >&2; exit 1; }
 
 helpers="input geom rig devtrack mutate mutator_libfuzzer"
+# The library was built without external libraries (build.sh): the
+# targets must know it too (the crash target's pmem presets then tear
+# 8-byte words on mem: instead of opening pmem:).
 cflags="-std=c11 -D_GNU_SOURCE -I. -Wall -Wextra -Wno-unused-parameter
-	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -DFSO_NO_EXTERNAL_LIBS"
 
 objs=
 for h in $helpers; do
