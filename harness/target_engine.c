@@ -754,19 +754,9 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 		ret = engine_options(e, e->own_mkfs, e->own_mount, err, errlen);
 	if (ret)
 		goto out_error;
-	if (e->mkfs.rtextsize && !e->rtdev) {
-		snprintf(err, errlen, "mkfs option rtextsize needs a realtime "
-			 "device");
-		ret = -EINVAL;
+	ret = ref_mkfs_check(&e->mkfs, e->dev, e->rtdev, err, errlen);
+	if (ret)
 		goto out_error;
-	}
-	if (e->mkfs.reflink && e->rtdev) {
-		snprintf(err, errlen, "mkfs option reflink cannot go with a "
-			 "realtime device (shared blocks live on the data "
-			 "device only)");
-		ret = -EINVAL;
-		goto out_error;
-	}
 	e->keep = env && env->keep_image &&
 		  (hw_caps(e->dev) & HW_CAP_PERSISTENT);
 	if (e->keep)

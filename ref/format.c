@@ -186,6 +186,9 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	l->bs = o && o->blocksize ? o->blocksize : 4096;
 	if (l->bs < 512 || l->bs > 65536 || (l->bs & (l->bs - 1)))
 		return -EINVAL;
+	/* rtextsize without, reflink with a realtime device; pmem blocks */
+	if (o && ref_mkfs_check(o, dev, o->rtdev, NULL, 0))
+		return -EINVAL;
 	l->total = hw_size(dev) / l->bs;
 	l->ninodes = o && o->inodes ? o->inodes : 1024;
 	l->maxrecs = o ? o->btree_maxrecs : 0;
@@ -194,8 +197,8 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	l->maxext = o && o->max_extlen ? o->max_extlen : DEFAULT_MAX_EXTLEN;
 	if (l->maxext > DEFAULT_MAX_EXTLEN)
 		return -EINVAL;
-	if (o && (o->reflink > 1 || (o->reflink && o->rtdev)))
-		return -EINVAL; /* shared blocks live on the data device only */
+	if (o && o->reflink > 1)
+		return -EINVAL;
 	if (o && o->journal_blocks) {
 		l->jlen = o->journal_blocks;
 	} else {

@@ -88,6 +88,13 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 		ref_report(fs, "superblock: bad block size %u", bs);
 		return -EFSCORRUPTED;
 	}
+	if ((hw_caps(fs->dev) & HW_CAP_BYTE_ADDR) &&
+	    bs < REF_PMEM_MIN_BLOCKSIZE) {
+		ref_report(fs, "block size %u on persistent memory %s: at least "
+			   "%u is needed, for the torn-store copy of the header",
+			   bs, hw_spec(fs->dev), REF_PMEM_MIN_BLOCKSIZE);
+		return -EINVAL;
+	}
 	fs->bs = bs;
 	if (blk_verify(sb, blk_crc_span(fs, sb), MAGIC_SUPER, 0)) {
 		ref_report(fs, "superblock: checksum mismatch");

@@ -100,6 +100,24 @@ int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 	return 0;
 }
 
+int ref_mkfs_check(const struct ref_mkfs_opts *o, struct hw_dev *dev,
+		   struct hw_dev *rtdev, char *err, size_t errlen)
+{
+	uint32_t bs = o->blocksize ? o->blocksize : 4096;
+
+	if (o->rtextsize && !rtdev)
+		FAIL("mkfs option rtextsize needs a realtime device");
+	if (o->reflink && rtdev)
+		FAIL("mkfs option reflink cannot go with a realtime device "
+		     "(shared blocks live on the data device only)");
+	if ((hw_caps(dev) & HW_CAP_BYTE_ADDR) && bs < REF_PMEM_MIN_BLOCKSIZE)
+		FAIL("mkfs option bs=%u: persistent memory %s needs blocks of "
+		     "at least %u bytes (the header's torn-store copy lives in "
+		     "its second sector)", bs, hw_spec(dev),
+		     REF_PMEM_MIN_BLOCKSIZE);
+	return 0;
+}
+
 static const char *const path_names[REF_PATH_COUNT] = {
 	[REF_PATH_RT_TRUNCATE] = "rt_truncate",
 	[REF_PATH_PAGECACHE_TRUNCATE] = "pagecache_truncate",

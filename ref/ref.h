@@ -38,9 +38,21 @@
 
 struct ref_fs;
 
+/*
+ * The smallest block size on persistent memory.  The superblock and the
+ * journal header are rewritten in place, and pmem promises 8-byte atomic
+ * stores only: the engine first persists a copy of the header sector in
+ * the block's second sector, so that a torn rewrite leaves one of the
+ * two whole (devio.c).  A 512-byte block has no second sector, so a cut
+ * in the middle of its rewrite would leave no valid superblock.
+ */
+#define REF_PMEM_MIN_BLOCKSIZE 1024
+
 /* mkfs geometry; zero in any field means "default". */
 struct ref_mkfs_opts {
-	uint32_t blocksize;      /* 512..65536, power of two; default 4096   */
+	uint32_t blocksize;      /* 512..65536, power of two; default 4096;
+				    at least REF_PMEM_MIN_BLOCKSIZE on a
+				    byte-addressable device (pmem)          */
 	uint32_t btree_maxrecs;  /* records per B+tree node; 0 = fill block  */
 	uint32_t inodes;         /* inode table size; default 1024           */
 	uint32_t journal_blocks; /* log size; default max(64, size/64) <=8192 */
@@ -490,6 +502,13 @@ int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
  * Sizes take k/m/g suffixes.  Unknown keys and bad values give -EINVAL
  * and one line in err.  NULL or "" leaves the defaults.
  */
+/*
+ * What parsing alone cannot tell: whether options o fit data device dev
+ * and realtime device rtdev (NULL: none).  0, or -EINVAL with why in err.
+ * ref_mkfs refuses the same cases with a bare -EINVAL.
+ */
+int ref_mkfs_check(const struct ref_mkfs_opts *o, struct hw_dev *dev,
+		   struct hw_dev *rtdev, char *err, size_t errlen);
 int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 			size_t errlen);
 int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,

@@ -76,9 +76,8 @@ int cmd_mkfs(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.rtdev = rtdev;
-	if (o.reflink && rtdev) {
-		errmsg("reflink=1 cannot go with a realtime device (shared "
-		       "blocks live on the data device only)");
+	if (ref_mkfs_check(&o, dev, rtdev, err, sizeof(err))) {
+		errmsg("%s", err);
 		hw_close(dev);
 		hw_close(rtdev);
 		return EXIT_USAGE;
