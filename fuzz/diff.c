@@ -95,6 +95,9 @@ int fuzz_describe(const uint8_t *data, size_t size, FILE *out)
 		g.p.maxext ? g.p.maxext : (1u << 21) - 1,
 		g.p.maxext ? "" : " (default)", g.p.cache,
 		g.p.cache ? "" : " (default)");
+	fprintf(out, "page cache %u pages%s of %u-slot radix nodes, ",
+		g.p.pcache ? g.p.pcache : 1024, g.p.pcache ? "" : " (default)",
+		1u << (g.p.pcshift ? g.p.pcshift : 6));
 	if (g.p.rtext)
 		fprintf(out, "realtime device with rt extents of %u blocks), ",
 			g.p.rtext);

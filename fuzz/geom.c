@@ -14,6 +14,8 @@ static const uint32_t journal_tab[3] = { 64, 128, 256 };
 static const uint32_t maxext_tab[4] = { 0, 1, 2, 16 };
 static const uint32_t cache_tab[4] = { 0, 2, 8, 64 };
 static const uint32_t rtext_tab[4] = { 0, 1, 3, 4 };
+static const uint32_t pcache_tab[4] = { 0, 8, 16, 64 };
+static const uint32_t pcshift_tab[4] = { 0, 1, 2, 3 };
 
 unsigned geom_presets(enum geom_kind kind)
 {
@@ -30,10 +32,15 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 
 	memset(p, 0, sizeof(*p));
 	p->bs = 512u << (i & 3);
+	/* persistent memory: 1024 for 512 (ref.h's REF_PMEM_MIN_BLOCKSIZE) */
+	if (pmem && p->bs < REF_PMEM_MIN_BLOCKSIZE)
+		p->bs = REF_PMEM_MIN_BLOCKSIZE;
 	p->maxrecs = 4 + (i >> 2) % 13;
 	p->journal = journal_tab[i % 3];
 	p->maxext = maxext_tab[(i / 5) % 4];
 	p->cache = cache_tab[(i / 7) % 4];
+	p->pcache = pcache_tab[(i / 3) % 4];
+	p->pcshift = pcshift_tab[(i / 17) % 4];
 	if (kind == GEOM_DIFF) {
 		p->rtext = rtext_tab[(i / 11) % 4];
 		if (p->maxext && p->rtext > p->maxext)
@@ -97,13 +104,24 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 	}
 	n = 0;
 	if (p->cache)
-		n = (size_t)snprintf(p->mount, sizeof(p->mount), "cache=%u",
+		n = (size_t)snprintf(p->mount, sizeof(p->mount), "cache=%u,",
 				     p->cache);
 	/* half the presets delay allocation (seed path (e)); files flagged
 	 * +c by the ops compress at writeback in either half */
 	if ((i / 13) % 2)
-		snprintf(p->mount + n, sizeof(p->mount) - n, "%sdelalloc",
-			 n ? "," : "");
+		n += (size_t)snprintf(p->mount + n, sizeof(p->mount) - n,
+				      "delalloc,");
+	/* a page cache of a few pages evicts (shadows, refaults, writeback
+	 * under pressure) and radix nodes of 2..8 slots make trees of 3 to
+	 * 7 levels from files of a few pages (seed path (b)) */
+	if (p->pcache)
+		n += (size_t)snprintf(p->mount + n, sizeof(p->mount) - n,
+				      "pagecache=%u,", p->pcache);
+	if (p->pcshift)
+		n += (size_t)snprintf(p->mount + n, sizeof(p->mount) - n,
+				      "pagecache_shift=%u,", p->pcshift);
+	if (n)
+		p->mount[n - 1] = 0;
 	if (kind == GEOM_CRASH)
 		snprintf(p->targets, sizeof(p->targets), "engine:%s,model", p->dev);
 	else

@@ -35,10 +35,14 @@
  * once and reset between inputs (rig.h):
  *
  *   block size      512 << (p & 3)                    512..4096
+ *                   (1024 for 512 on persistent memory: ref.h)
  *   B+tree fan-out  4 + (p >> 2) % 13                 maxrecs 4..16
  *   journal         64, 128, 256 blocks               by p % 3
  *   longest extent  default, 1, 2, 16 blocks          by (p / 5) % 4
  *   metadata cache  default, 2, 8, 64 buffers         by (p / 7) % 4
+ *   page cache      default (1024), 8, 16, 64 pages   by (p / 3) % 4
+ *   radix node      default (64), 2, 4, 8 slots       by (p / 17) % 4
+ *   delalloc        off, on                            by (p / 13) % 2
  *   realtime device none; rt extents of 1, 3, 4       by (p / 11) % 4
  *                   blocks (at most the longest extent; diff only)
  *   reflink         presets 44..54 (the second run     p / 11 == 4
@@ -80,6 +84,8 @@ enum geom_kind {
 /* One filesystem preset: what a rig's engines are made with. */
 struct geom_preset {
 	uint32_t bs, maxrecs, journal, maxext, cache;
+	uint32_t pcache, pcshift;     /* pagecache=, pagecache_shift=; 0:
+					 the mount's default                */
 	uint32_t rtext;               /* rt extent, blocks; 0: no rt device */
 	uint32_t reflink;             /* 1: mkfs reflink=1 (clone, dedupe,
 					 always-COW files: seed path (c))   */
@@ -91,7 +97,8 @@ struct geom_preset {
 					 "crash:pmem:/dev/shm/fso-..."      */
 	char rtdev[32];               /* "mem:6272k", or "" for none        */
 	char mkfs[128];               /* "bs=512,maxrecs=4,inodes=16,..."   */
-	char mount[32];               /* "cache=8" or ""                    */
+	char mount[80];               /* "cache=8,delalloc,pagecache=16,
+					 pagecache_shift=2" or ""           */
 	char targets[416];            /* engine:DEV,naive:DEV,model         */
 };
 

@@ -37,9 +37,11 @@
 #      pair below, the seeds that already fail are set aside first (the
 #      finding must be the fuzzer's), then libFuzzer runs from the rest of
 #      corpus/T/ with the target's dictionary, options and our custom
-#      mutator until the first failure or SECONDS (60), two pairs at a
-#      time.  A failure counts only if the same input passes without the
-#      bug.  The table gives each pair's seeds set aside, time to first
+#      mutator until the first failure or SECONDS (60): one libFuzzer
+#      worker a core on the pair (CATCH_WORKERS=N sets how many), each
+#      with its own -seed, sharing the corpus directory as libFuzzer's
+#      -jobs=N -workers=N do, and the first failure stops them.  A
+#      failure counts only if the same input passes without the bug.  The table gives each pair's seeds set aside, time to first
 #      failure (MISSED past the cap, which fails the stage), executions
 #      and what the checker saw.  --catch-seed N is libFuzzer's -seed (1);
 #      --catch-pairs runs only the pairs named; --catch-only builds the
@@ -91,6 +93,7 @@ if ! command -v clang >/dev/null && [ "$quick" -eq 0 ]; then
 fi
 targets=$(sed -e 's/#.*//' fuzz/targets | xargs)
 jobs=$(nproc 2>/dev/null || echo 2)
+catch_workers=${CATCH_WORKERS:-$jobs}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
@@ -147,7 +150,7 @@ all_pairs() {
 catch_pair() {
 	local t=$1 b=$2 d=$tmp/catch/$1-$2 bin=$O/fuzz/planted/$1
 	local files=() rest=() f bad past aside=0 total t0 t1 rc art what execs
-	mkdir -p "$d/corpus" "$d/aside" "$d/art"
+	mkdir -p "$d/corpus" "$d/aside"
 	cp corpus/"$t"/* "$d/corpus/"
 	total=$(ls "$d/corpus" | wc -l)
 	# Seeds that fail with the bug are set aside: each run stops at the
@@ -169,21 +172,47 @@ catch_pair() {
 		done
 		files=("${rest[@]}")
 	done
+	# One libFuzzer worker a core, as `-jobs=N -workers=N` would run
+	# them: seeds catch_seed, catch_seed + 1, ..., one corpus directory
+	# shared; the first failure stops the others.
+	local w n pids=() left=$catch_workers log
 	t0=$(date +%s%N)
-	FSO_PLANT=$b timeout $((catch_cap + 60)) "$bin" -seed="$catch_seed" \
-		-max_total_time="$catch_cap" -max_len="$(opt "$t" max_len)" \
-		-timeout="$(opt "$t" timeout)" -rss_limit_mb="$(opt "$t" rss_limit_mb)" \
-		-dict="fuzz/$t.dict" -artifact_prefix="$d/art/" -print_final_stats=1 \
-		"$d/corpus" > "$d/fuzz.log" 2>&1
-	rc=$?
+	for ((w = 0; w < catch_workers; w++)); do
+		mkdir -p "$d/art$w"
+		FSO_PLANT=$b timeout $((catch_cap + 60)) "$bin" \
+			-seed="$((catch_seed + w))" \
+			-max_total_time="$catch_cap" -max_len="$(opt "$t" max_len)" \
+			-timeout="$(opt "$t" timeout)" -rss_limit_mb="$(opt "$t" rss_limit_mb)" \
+			-dict="fuzz/$t.dict" -artifact_prefix="$d/art$w/" -print_final_stats=1 \
+			"$d/corpus" > "$d/fuzz$w.log" 2>&1 &
+		pids+=($!)
+	done
+	art=
+	while [ "$left" -gt 0 ] && [ -z "$art" ]; do
+		wait -n "${pids[@]}" 2>/dev/null
+		rc=$?
+		left=$((left - 1))
+		art=$(ls "$d"/art*/* 2>/dev/null | head -1)
+	done
 	t1=$(date +%s%N)
-	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$d/fuzz.log" | tail -1)
-	art=$(ls "$d"/art/* 2>/dev/null | head -1)
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	execs=0
+	for ((w = 0; w < catch_workers; w++)); do
+		n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$d/fuzz$w.log" | tail -1)
+		[ -z "$n" ] && n=$(grep -a -o '^#[0-9]*' "$d/fuzz$w.log" | tail -1 | tr -d '#')
+		execs=$((execs + ${n:-0}))
+	done
 	if [ -z "$art" ]; then
+		cp "$d/fuzz0.log" "$d/fuzz.log"
 		echo "MISSED $aside $total - ${execs:--} rc $rc" > "$d.res"
 		return
 	fi
-	what=$(grep -a -m1 -E '^fsoracle fuzz: |^==[0-9]+==ERROR' "$d/fuzz.log" |
+	w=${art#"$d"/art}
+	w=${w%%/*}
+	log=$d/fuzz$w.log
+	cp "$log" "$d/fuzz.log"
+	what=$(grep -a -m1 -E '^fsoracle fuzz: |^==[0-9]+==ERROR' "$log" |
 		sed -e 's/^fsoracle fuzz: [a-z]*: //' -e 's/ after .*//' \
 		    -e 's/^==[0-9]*==ERROR: //' | cut -c1-48)
 	# The finding must be the planted bug's: without it, the input passes.
@@ -200,7 +229,7 @@ catch_pair() {
 
 catch_stage() {
 	local pairs p t b n=0 rc=0 st aside total ds execs what secs
-	local cj=$jobs   # pairs at a time: one a core
+	local cj=$(( (jobs + catch_workers - 1) / catch_workers )) # pairs at a time
 	stage "catch: the planted bugs, libFuzzer from each seed corpus, cap ${catch_cap} s (seed $catch_seed)"
 	if ! command -v clang >/dev/null; then
 		echo "--- catch: skipped: no clang, so no libFuzzer targets"
