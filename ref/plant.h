@@ -10,9 +10,10 @@
  *                       extent's tail stops one block short, so its last
  *                       block keeps the bytes truncated away (a later
  *                       extension reads them; the audit sees them)
- *   pagecache_truncate  (b) pcache.c: the batched walk clears a removed
- *                       page's mark in its leaf only, so a parent whose
- *                       child lost its last marked slot keeps the mark
+ *   pagecache_truncate  (b) pcache_truncate.c: the batched walk clears a
+ *                       removed page's mark in its leaf only, so a parent
+ *                       whose child lost its last marked slot keeps the
+ *                       mark
  *   cow_end             (c) cow.c: the in-place remap gives the tail
  *                       remainder G's start + C's length as its first
  *                       block, right only when C starts at G's start
