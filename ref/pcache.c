@@ -680,7 +680,7 @@ static int writeback_map(struct ref_fs *fs, struct pc_map *m, uint64_t from)
 			struct ref_inode *ip;
 			int err = 0;
 
-			if (to_page(e)->delalloc) { /* a run: delalloc.c */
+			if (to_page(e)->delalloc) { /* a run: delalloc_cap.c */
 				err = inode_get(fs, m->id, &ip);
 				if (!err)
 					err = da_writeback_run(fs, ip, idx, &next);

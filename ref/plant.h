@@ -21,10 +21,10 @@
  *                       block forget stops one block short of each freed
  *                       extent, whose last block keeps its logged buffer
  *                       and gets no revoke
- *   delalloc_cap        (e) delalloc.c: the cap inside the allocation loop
- *                       lets a compressed piece be one block longer than
- *                       the longest extent (the naive twin caps the run at
- *                       the lock, so its pieces never reach it)
+ *   delalloc_cap        (e) delalloc_cap.c: the cap inside the allocation
+ *                       loop lets a compressed piece be one block longer
+ *                       than the longest extent (the naive twin caps the
+ *                       run at the lock, so its pieces never reach it)
  *
  *   pmem_fence          devio.c: on persistent memory the barrier
  *                       before a commit block persists nothing (the
