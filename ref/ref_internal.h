@@ -353,6 +353,8 @@ uint64_t alloc_rt_usable(const struct ref_fs *fs);
 bool alloc_has_busy(const struct ref_fs *fs);
 bool alloc_busy_pressure(const struct ref_fs *fs);
 int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
+/* freeing an owned block: refcounts, forget, then the bitmap
+ * (free_blocks.c) */
 int  alloc_free_file(struct ref_fs *fs, const struct ref_inode *ip,
 		     uint64_t start, uint64_t len);
 int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
