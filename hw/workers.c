@@ -1,6 +1,6 @@
 /*
  * workers.c - a small pool of worker threads, the one piece of the
- * environment the engine's compressed writeback needs (ref/delalloc.c):
+ * environment the engine's compressed writeback needs (ref/compress.c):
  * "run job(arg, i) for every i in [0, n) on the workers, and return when
  * all are done".  The engine hands it pure work (compressing a buffer it
  * owns); everything ordered (allocation, submission at the write

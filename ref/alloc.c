@@ -24,10 +24,12 @@
  *
  * Data allocations, realtime ones included, leave a small reserve of data
  * blocks so a B+tree split that follows one always finds its blocks.
+ *
+ * Who must hear of a freed block before it comes back here (the refcount
+ * tree, the journal's forget) is free_blocks.c's policy.
  */
 #include "ref/ref_internal.h"
 #include "ref/pcache.h"
-#include "ref/reflink.h"
 
 #include <stdlib.h>
 
@@ -590,7 +592,7 @@ static int space_free(struct ref_fs *fs, struct alloc_space *s, uint64_t start,
 }
 
 /* Free data-region blocks no journal copy can exist of (callers that
- * free a file's blocks or a B+tree node use the two below). */
+ * free a file's blocks or a B+tree node go through free_blocks.c). */
 int alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)
 {
 	int err = space_free(fs, &fs->dspace, start, len);
@@ -598,30 +600,6 @@ int alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len)
 	if (!err)
 		fs->ctr.blocks_freed += len;
 	return err;
-}
-
-/*
- * Free blocks of file ip: first forget them in the journal, the seed
- * path (d) of forget.c (the buffer of a journaled block is dropped and
- * its log copies revoked), then give them back.
- */
-int alloc_free_file(struct ref_fs *fs, const struct ref_inode *ip,
-		    uint64_t start, uint64_t len)
-{
-	int err;
-
-	if (fs->rl && !inode_is_rt(ip)) /* shared blocks stay (reflink.c) */
-		return reflink_free_file(fs, ip, start, len);
-	err = forget_file_blocks(fs, ip, start, len);
-	return err ? err : alloc_free(fs, start, len);
-}
-
-/* Free a metadata block (a B+tree node): always forgotten and revoked. */
-int alloc_free_meta(struct ref_fs *fs, uint64_t blk)
-{
-	int err = forget_meta(fs, blk);
-
-	return err ? err : alloc_free(fs, blk, 1);
 }
 
 /* Free rt blocks [start, start+len): whole, aligned rt extents only. */

@@ -1,6 +1,7 @@
 /*
- * pcache.c - the page cache for buffered file I/O, and seed path (b):
- * truncating its pages and shadow entries (shared/SEED-PATHS.md).
+ * pcache.c - the page cache for buffered file I/O: pages, the LRU and
+ * shadow entries, the audit, and the hooks the engine calls.  Seed path
+ * (b), truncating its pages and shadow entries, is pcache_truncate.c's.
  *
  * Each file has a radix index (pcache_index.c) of pages and shadow
  * entries.  Pages live on one global LRU of `capacity` pages; evicting
@@ -16,8 +17,9 @@
  * the commit that maps it) then holds without the commit knowing about
  * the cache.  A dirty page therefore only ever covers a written block
  * inside EOF, and every operation that unmaps, converts or moves blocks
- * drops their pages first (pcache_truncate, _discard, _shift).  A crash
- * loses dirty pages, as Linux loses unwritten page-cache data.
+ * drops their pages first (pcache_truncate and _discard, in
+ * pcache_truncate.c; pcache_shift).  A crash loses dirty pages, as Linux
+ * loses unwritten page-cache data.
  *
  * Counters (ref.h): pc_node_visits counts nodes entered on a walk (and,
  * for the batched truncate's cursor, one per entry stepped over);
@@ -25,7 +27,6 @@
  * counts rounds of the index lock taken to modify it.
  */
 #include "ref/pcache_internal.h"
-#include "ref/plant.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ struct pc_map *pc_map_of(struct pcache *pc, uint64_t id)
 }
 
 /* Free a page leaving the index: its delalloc reservation goes too. */
-static void page_free(struct pcache *pc, struct pc_page *p)
+void pc_page_free(struct pcache *pc, struct pc_page *p)
 {
 	if (p->delalloc)
 		pc->ndelalloc[p->delalloc - 1]--;
@@ -78,7 +79,7 @@ static void free_subtree(struct pcache *pc, struct pc_node *n)
 		if (pc_is_node(e))
 			free_subtree(pc, pc_node_of(e));
 		else if (pc_is_page(e))
-			page_free(pc, to_page(e));
+			pc_page_free(pc, to_page(e));
 	}
 	free(n);
 }
@@ -150,7 +151,7 @@ static void page_replace(struct pcache *pc, struct pc_page *p, uintptr_t e)
 	link_del(&p->lru);
 	pc->npages--;
 	pci_leaf_set(pc, leaf, (unsigned)(p->index - leaf->base), e, false);
-	page_free(pc, p);
+	pc_page_free(pc, p);
 	if (!leaf->count) {
 		pci_delete_empty(pc, m, leaf);
 		pci_shrink(pc, m);
@@ -254,132 +255,6 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 	link_add(&pc->lru, &p->lru);
 	pc->npages++;
 	*out = p;
-	return 0;
-}
-
-/* ---- seed path (b): truncate ---- */
-
-/* Drop what entry e of slot off in leaf n holds (not the slot itself). */
-static void drop_entry(struct pcache *pc, uintptr_t e)
-{
-	if (pc_is_page(e)) {
-		link_del(&to_page(e)->lru);
-		pc->npages--;
-		page_free(pc, to_page(e));
-	}
-	pc->ctr->pc_entries_removed++;
-}
-
-int pc_truncate_naive(struct pcache *pc, struct pc_map *m, uint64_t start,
-		      uint64_t end)
-{
-	uint64_t idx = start;
-	struct pc_node *leaf;
-	unsigned off;
-
-	while (idx < end && pci_find_first(pc, m, idx, -1, &leaf, &off)) {
-		uintptr_t e;
-
-		idx = leaf->base + off;
-		if (idx >= end)
-			break;
-		pc->ctr->pc_lock_acquisitions++;
-		/* load, compare, store NULL with the marks re-initialised */
-		e = leaf->slots[off];
-		if (!e)
-			return -EFSCORRUPTED;
-		pci_leaf_set(pc, leaf, off, 0, true);
-		drop_entry(pc, e);
-		if (!leaf->count) {
-			pci_delete_empty(pc, m, leaf);
-			pci_shrink(pc, m);
-		}
-		idx++;
-	}
-	return 0;
-}
-
-int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
-			uint64_t end)
-{
-	struct pc_node *n;
-	unsigned off, inbatch = 0;
-
-	if (!pci_find_first(pc, m, start, -1, &n, &off))
-		return 0;
-	for (;;) {
-		uintptr_t e;
-		uint64_t idx;
-
-		/* step to the next entry: up when a node is done, down the
-		 * first non-empty slot (each node entered is a visit) */
-		while (off < FSLOTS(pc) && !n->slots[off])
-			off++;
-		if (off == FSLOTS(pc)) {
-			if (n->shift == 0)
-				pci_shadow_update(pc, n);
-			if (!n->parent)
-				break;
-			off = n->offset + 1u;
-			n = n->parent;
-			continue;
-		}
-		if (n->shift) {
-			n = pc_node_of(n->slots[off]);
-			off = 0;
-			pc->ctr->pc_node_visits++;
-			continue;
-		}
-		idx = n->base + off;
-		if (idx >= end) {
-			pci_shadow_update(pc, n);
-			break;
-		}
-		if (inbatch == 0)
-			pc->ctr->pc_lock_acquisitions++;
-		inbatch = (inbatch + 1) % PC_BATCH;
-		pc->ctr->pc_node_visits++;
-		/* replace the known entry: no reload, no mark re-init */
-		e = n->slots[off];
-		if (pc_is_page(e)) {
-#ifdef FSO_PLANTED
-			/* planted (plant.h): the leaf's bits only */
-			for (unsigned k = 0; PLANTED(REF_PATH_PAGECACHE_TRUNCATE) &&
-			     k < PC_NMARKS; k++)
-				if ((n->marks[k] >> off) & 1) {
-					pc->ctr->pc_mark_clears++;
-					n->marks[k] &= ~(1ull << off);
-				}
-#endif
-			for (unsigned k = 0; k < PC_NMARKS; k++)
-				if ((n->marks[k] >> off) & 1)
-					pci_mark_clear(pc, n, off, k);
-		} else if (pci_slot_marked(n, off)) {
-			/* a marked value: the precondition fails, take the
-			 * slow clear for this entry */
-			pc->ctr->pc_fallbacks++;
-			pc->nr_marked_values--;
-			for (unsigned k = 0; k < PC_NMARKS; k++)
-				pci_mark_clear(pc, n, off, k);
-		}
-		n->slots[off] = 0;
-		n->count--;
-		n->nr_values = (uint8_t)(n->nr_values - pc_is_value(e));
-		m->nrpages -= pc_is_page(e);
-		m->nrshadows -= pc_is_value(e);
-		drop_entry(pc, e);
-		if (n->count == 0) {
-			struct pc_node *up = pci_delete_empty(pc, m, n);
-
-			if (!up)
-				break;
-			n = up;
-			off = (unsigned)((idx >> n->shift) & FMASK(pc)) + 1u;
-			continue;
-		}
-		off++;
-	}
-	pci_shrink(pc, m);
 	return 0;
 }
 
@@ -558,7 +433,8 @@ int pc_audit(struct pcache *pc)
 
 /* ---- the engine's hooks ---- */
 
-static struct pc_map *inode_map(struct ref_fs *fs, const struct ref_inode *ip)
+struct pc_map *pcache_inode_map(struct ref_fs *fs,
+				const struct ref_inode *ip)
 {
 	return pc_map_of(fs->pc, ip->ino);
 }
@@ -650,18 +526,12 @@ void pcache_unmount(struct ref_fs *fs)
 	fs->pc = NULL;
 }
 
-/* The fallback knob follows the mount's switch at every entry. */
-static void sync_knob(struct ref_fs *fs)
-{
-	fs->pc->mark_values = PATH_FALLBACK(fs, REF_PATH_PAGECACHE_TRUNCATE);
-}
-
 /* The page at block fb, read in (or made) when missing. */
 static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		    struct ref_extent *e, bool fill, struct pc_page **out)
 {
 	struct pcache *pc = fs->pc;
-	struct pc_map *m = inode_map(fs, ip);
+	struct pc_map *m = pcache_inode_map(fs, ip);
 	int err;
 
 	*out = pc_find_page(pc, m, fb);
@@ -692,7 +562,7 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 	struct ref_extent e = { 0 };
 	uint64_t pos = off;
 
-	sync_knob(fs);
+	pcache_sync_knob(fs);
 	while (pos < end) {
 		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
 		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
@@ -719,7 +589,7 @@ static int cache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 
 	if (!fs->pc)
 		return 0;
-	sync_knob(fs);
+	pcache_sync_knob(fs);
 	while (pos < end) {
 		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
 		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
@@ -729,7 +599,7 @@ static int cache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 		if (how != CW_THROUGH) /* a partial write reads the block first */
 			err = get_page(fs, ip, fb, &e, n < fs->bs, &p);
 		else
-			p = pc_find_page(fs->pc, inode_map(fs, ip), fb);
+			p = pc_find_page(fs->pc, pcache_inode_map(fs, ip), fb);
 		if (err)
 			return err;
 		if (p && !fs->pc->nodata)
@@ -766,7 +636,7 @@ void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 
 	if (!fs->pc || from >= to)
 		return;
-	m = inode_map(fs, ip);
+	m = pcache_inode_map(fs, ip);
 	for (uint64_t fb = from >> fs->bshift; fb <= (to - 1) >> fs->bshift; fb++) {
 		uintptr_t ent = pc_load(fs->pc, m, fb);
 		uint64_t b0 = fb << fs->bshift, b1 = b0 + fs->bs;
@@ -777,34 +647,6 @@ void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		if (!m->root)
 			break;
 	}
-}
-
-/* Seed path (b)'s switch: the naive twin or the batched walk. */
-static int truncate_range(struct ref_fs *fs, struct pc_map *m, uint64_t start,
-			  uint64_t end)
-{
-	sync_knob(fs);
-	if (PATH_NAIVE(fs, REF_PATH_PAGECACHE_TRUNCATE))
-		return pc_truncate_naive(fs->pc, m, start, end);
-	return pc_truncate_batched(fs->pc, m, start, end);
-}
-
-int pcache_truncate(struct ref_fs *fs, struct ref_inode *ip, uint64_t from_fb)
-{
-	uint64_t eof = fs_blocks_roundup(fs, ip->size);
-
-	if (!fs->pc)
-		return 0;
-	return truncate_range(fs, inode_map(fs, ip), from_fb < eof ? from_fb : eof,
-			      UINT64_MAX);
-}
-
-int pcache_discard(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb0,
-		   uint64_t fb1)
-{
-	if (!fs->pc || fb0 >= fb1)
-		return 0;
-	return truncate_range(fs, inode_map(fs, ip), fb0, fb1);
 }
 
 /* A failed writeback leaves its pages from idx on dirty, not towrite
@@ -838,7 +680,7 @@ static int writeback_map(struct ref_fs *fs, struct pc_map *m, uint64_t from)
 			struct ref_inode *ip;
 			int err = 0;
 
-			if (to_page(e)->delalloc) { /* a run: delalloc.c */
+			if (to_page(e)->delalloc) { /* a run: delalloc_cap.c */
 				err = inode_get(fs, m->id, &ip);
 				if (!err)
 					err = da_writeback_run(fs, ip, idx, &next);
@@ -862,17 +704,18 @@ int pcache_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 
 	if (!fs->pc)
 		return 0;
-	err = writeback_map(fs, inode_map(fs, ip), wb_fb);
-	return err ? err : truncate_range(fs, inode_map(fs, ip), fb, UINT64_MAX);
+	err = writeback_map(fs, pcache_inode_map(fs, ip), wb_fb);
+	return err ? err : pcache_truncate_range(fs, pcache_inode_map(fs, ip),
+						 fb, UINT64_MAX);
 }
 
 int pcache_writeback(struct ref_fs *fs, struct ref_inode *ip)
 {
 	if (!fs->pc)
 		return 0;
-	sync_knob(fs);
+	pcache_sync_knob(fs);
 	if (ip)
-		return writeback_map(fs, inode_map(fs, ip), 0);
+		return writeback_map(fs, pcache_inode_map(fs, ip), 0);
 	for (size_t i = 0; i < fs->pc->nmaps; i++) {
 		int err = writeback_map(fs, &fs->pc->maps[i], 0);
 
@@ -896,7 +739,7 @@ int ref_drop_caches(struct ref_fs *fs)
 
 	if (!fs->pc)
 		return 0;
-	sync_knob(fs);
+	pcache_sync_knob(fs);
 	/* oldest first, as reclaim would; dirty pages stay */
 	for (l = fs->pc->lru.prev; l != &fs->pc->lru;) {
 		struct pc_page *p = container_of(l, struct pc_page, lru);
@@ -914,7 +757,7 @@ static int audit_file(struct ref_fs *fs, struct ref_inode *ip,
 		      uint64_t counted[2])
 {
 	struct pcache *pc = fs->pc;
-	struct pc_map *m = inode_map(fs, ip);
+	struct pc_map *m = pcache_inode_map(fs, ip);
 	uint64_t last, eof = fs_blocks_roundup(fs, ip->size), idx;
 	uintptr_t e;
 

@@ -3,7 +3,7 @@
  * 64-way nodes (by default: the fan-out is a run-time parameter,
  * pc_set_fanout) holding pages and shadow entries, with marks; one global
  * LRU of pages, and the hooks file.c, truncate.c and mount.c call
- * (pcache.c).
+ * (pcache.c); seed path (b), the truncate twins (pcache_truncate.c).
  *
  * The index is usable on its own (tests/test_pcache.c, props/suite_pcache.c
  * drive it without a filesystem): pc_new() gives a cache of `capacity`
@@ -155,14 +155,17 @@ void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
 void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
 
 /*
- * Seed path (b): remove every page and shadow entry in [start, end).
- * Naive: per entry, a walk from the root, one lock round, a store of
- * NULL that re-initialises all three marks.  Batched: one cursor in
- * index order, PC_BATCH entries per lock round, the known entry replaced
- * with no reload and no mark re-initialisation, nodes freed as they
- * empty; a value entry that carries a mark (only the fallback knob makes
- * one) sends that entry to the slow clear.
+ * Seed path (b) (pcache_truncate.c): remove every page and shadow entry
+ * in [start, end).  Naive: per entry, a walk from the root, one lock
+ * round, a store of NULL that re-initialises all three marks.  Batched:
+ * one cursor in index order, PC_BATCH entries per lock round, the known
+ * entry replaced with no reload and no mark re-initialisation, nodes
+ * freed as they empty; a value entry that carries a mark (only the
+ * fallback knob makes one) sends that entry to the slow clear.  The two
+ * twins have one signature, pc_truncate_fn.
  */
+typedef int pc_truncate_fn(struct pcache *pc, struct pc_map *m,
+			   uint64_t start, uint64_t end);
 int  pc_truncate_naive(struct pcache *pc, struct pc_map *m, uint64_t start,
 		       uint64_t end);
 int  pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,

@@ -1,7 +1,8 @@
 /*
- * pcache_internal.h - what the page cache's two files share: the index
- * (pcache_index.c) and the cache around it (pcache.c, LRU, shadows,
- * truncate, audit, the engine's hooks).  Only ref/pcache*.c include it.
+ * pcache_internal.h - what the page cache's three files share: the index
+ * (pcache_index.c), the cache around it (pcache.c: LRU, shadows, audit,
+ * the engine's hooks) and seed path (b)'s truncate twins
+ * (pcache_truncate.c).  Only ref/pcache*.c include it.
  */
 #ifndef FSORACLE_REF_PCACHE_INTERNAL_H
 #define FSORACLE_REF_PCACHE_INTERNAL_H
@@ -72,5 +73,21 @@ void pci_shadow_update(struct pcache *pc, struct pc_node *n);
  * carrying mark; false: none. */
 bool pci_find_first(struct pcache *pc, struct pc_map *m, uint64_t idx,
 		    int mark, struct pc_node **leaf, unsigned *slot);
+
+/* ---- the cache's inner calls (pcache.c) ---- */
+
+/* Free a page leaving the index: its delalloc reservation goes too. */
+void pc_page_free(struct pcache *pc, struct pc_page *p);
+/* The index of file ip. */
+struct pc_map *pcache_inode_map(struct ref_fs *fs,
+				const struct ref_inode *ip);
+
+/* ---- seed path (b) (pcache_truncate.c) ---- */
+
+/* The fallback trigger: the knob follows the mount's switch. */
+void pcache_sync_knob(struct ref_fs *fs);
+/* The dispatcher: [start, end) of m cleared by the twin the switch picks. */
+int  pcache_truncate_range(struct ref_fs *fs, struct pc_map *m,
+			   uint64_t start, uint64_t end);
 
 #endif

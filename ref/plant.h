@@ -10,9 +10,10 @@
  *                       extent's tail stops one block short, so its last
  *                       block keeps the bytes truncated away (a later
  *                       extension reads them; the audit sees them)
- *   pagecache_truncate  (b) pcache.c: the batched walk clears a removed
- *                       page's mark in its leaf only, so a parent whose
- *                       child lost its last marked slot keeps the mark
+ *   pagecache_truncate  (b) pcache_truncate.c: the batched walk clears a
+ *                       removed page's mark in its leaf only, so a parent
+ *                       whose child lost its last marked slot keeps the
+ *                       mark
  *   cow_end             (c) cow.c: the in-place remap gives the tail
  *                       remainder G's start + C's length as its first
  *                       block, right only when C starts at G's start
@@ -20,10 +21,10 @@
  *                       block forget stops one block short of each freed
  *                       extent, whose last block keeps its logged buffer
  *                       and gets no revoke
- *   delalloc_cap        (e) delalloc.c: the cap inside the allocation loop
- *                       lets a compressed piece be one block longer than
- *                       the longest extent (the naive twin caps the run at
- *                       the lock, so its pieces never reach it)
+ *   delalloc_cap        (e) delalloc_cap.c: the cap inside the allocation
+ *                       loop lets a compressed piece be one block longer
+ *                       than the longest extent (the naive twin caps the
+ *                       run at the lock, so its pieces never reach it)
  *
  *   pmem_fence          devio.c: on persistent memory the barrier
  *                       before a commit block persists nothing (the

@@ -262,7 +262,7 @@ struct ref_fs {
 	uint8_t *zeroblk;             /* one block of zeros */
 	uint8_t *scratch;             /* one block of scratch */
 	uint8_t *copybuf;             /* copy_range's bounce buffer (lazy) */
-	struct delalloc *da;          /* writeback's buffers (delalloc.c) */
+	struct delalloc *da;          /* writeback (delalloc_internal.h) */
 	bool da_spending;             /* a delalloc run allocates: it may
 					 take the blocks its pages reserved,
 					 which every other allocation leaves */
@@ -353,6 +353,8 @@ uint64_t alloc_rt_usable(const struct ref_fs *fs);
 bool alloc_has_busy(const struct ref_fs *fs);
 bool alloc_busy_pressure(const struct ref_fs *fs);
 int  alloc_free(struct ref_fs *fs, uint64_t start, uint64_t len);
+/* freeing an owned block: refcounts, forget, then the bitmap
+ * (free_blocks.c) */
 int  alloc_free_file(struct ref_fs *fs, const struct ref_inode *ip,
 		     uint64_t start, uint64_t len);
 int  alloc_free_meta(struct ref_fs *fs, uint64_t blk);
@@ -431,7 +433,8 @@ int  meta_write(struct ref_fs *fs, uint64_t blk, const void *data,
 		bool durable);
 int  meta_barrier(struct ref_fs *fs);
 
-/* delayed allocation, writeback and compressed extents (delalloc.c) */
+/* delayed allocation and writeback (delalloc.c), seed path (e)'s
+ * writeback twins (delalloc_cap.c), compressed extents (compress.c) */
 bool da_applies(const struct ref_fs *fs, const struct ref_inode *ip);
 int  da_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 	      uint64_t *end, const uint8_t *src);

@@ -47,7 +47,7 @@ void reflink_unmount(struct ref_fs *fs);
 void refc_tree(struct ref_fs *fs, struct bt_tree *t);
 void stage_tree(struct ref_fs *fs, struct bt_tree *t);
 int  reflink_log_roots(struct ref_fs *fs);
-/* alloc.c: a data-fork block range of a plain file loses an owner */
+/* free_blocks.c: a data-fork block range of a plain file loses an owner */
 int  reflink_free_file(struct ref_fs *fs, const struct ref_inode *ip,
 		       uint64_t start, uint64_t len);
 /* Is any block of [start, start+len) shared?  First shared piece. */

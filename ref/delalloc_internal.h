@@ -1,0 +1,114 @@
+/*
+ * delalloc_internal.h - what delayed allocation's three files share:
+ * delalloc.c (reserving delalloc pages, the writeback helpers),
+ * delalloc_cap.c (seed path (e): how much one writeback call collects,
+ * and the cap on each allocation) and compress.c (compressed extents and
+ * the compression workers).  Only those files include it.
+ */
+#ifndef FSORACLE_REF_DELALLOC_INTERNAL_H
+#define FSORACLE_REF_DELALLOC_INTERNAL_H
+
+#include "ref/ref_internal.h"
+#include "ref/pcache.h"
+
+#ifndef FSO_NO_EXTERNAL_LIBS
+#include <zstd.h>
+#define HAVE_ZSTD 1
+#else
+#define HAVE_ZSTD 0
+#endif
+
+#define DA_CHUNK     (512u << 10)  /* bytes in one async chunk            */
+#define DA_PIECE     DA_PIECE_BYTES /* input bytes of a compressed extent */
+#define DA_BUF       (1u << 20)    /* bytes written through in one piece  */
+
+/* One piece of a chunk in flight: where it is, where its frame goes. */
+struct da_piece {
+	uint64_t fb, n;              /* file blocks                       */
+	size_t off, bytes;           /* its input in the slot             */
+	size_t ooff, ocap;           /* its frame's room in the slot      */
+	size_t csize;                /* 0: does not pay, or not tried     */
+	bool want;                   /* over a hole: try compressing      */
+};
+
+/*
+ * One chunk handed to a compression worker (workers > 0): its pieces'
+ * input gathered on the calling thread, compressed by the worker into
+ * the slot's own frames with the slot's own context, submitted in order
+ * afterwards by the calling thread.
+ */
+struct da_slot {
+	uint8_t *in;                 /* DA_CHUNK: the chunk's bytes       */
+	uint8_t *out;                /* the frames, one after another     */
+	size_t outcap;
+	struct da_piece *pc;
+	unsigned npieces, pcap;
+	int level;
+};
+
+/* A set of slots in flight, and the workers' contexts (one each). */
+struct da_batch {
+	struct da_slot *set;
+#ifndef FSO_NO_EXTERNAL_LIBS
+	ZSTD_CCtx **wctx;
+#endif
+};
+
+struct delalloc {
+	uint8_t *buf;        /* DA_BUF: a piece's bytes                    */
+	uint8_t *zbuf;       /* compressed frame of one piece              */
+	size_t zcap;
+	/* the last compressed extent decoded (reads of one extent) */
+	uint64_t c_ino, c_off, c_blk;
+	uint32_t c_state;
+	bool c_valid;
+	uint8_t *cbuf;       /* DA_PIECE or more: its bytes                */
+	size_t ccap;
+#if HAVE_ZSTD
+	ZSTD_CCtx *cctx;
+	ZSTD_DCtx *dctx;
+#endif
+	struct hw_workers *pool;     /* NULL: the jobs run in line         */
+	struct da_slot *slots;       /* two sets of 2 x workers chunks     */
+	unsigned nslots;
+	struct da_batch batch[2];    /* one per set                        */
+#if HAVE_ZSTD
+	ZSTD_CCtx **wctx;            /* a context per worker               */
+	unsigned nwctx;
+#endif
+};
+
+static inline uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* ---- delalloc.c ---- */
+
+/* fs->da, made on first use with its DA_BUF buffer. */
+int  da_get(struct ref_fs *fs, struct delalloc **out);
+/* Copy pages [index, index+n) into buf (zeroes for pages with no bytes). */
+void da_gather(struct ref_fs *fs, struct pc_map *m, uint64_t index,
+	       uint64_t n, uint8_t *buf);
+/* Write file blocks [fb, fb+n) from buf the direct way (inside EOF). */
+int  da_write_plain(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		    uint64_t n, const uint8_t *buf);
+
+/* ---- delalloc_cap.c: seed path (e) ---- */
+
+/* The longest allocation one extent of ip may be: seed (e)'s cap. */
+uint64_t da_max_extent(const struct ref_fs *fs, const struct ref_inode *ip);
+/* The fallback: a write of a delalloc file made the direct-I/O way. */
+int  da_write_direct(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
+		     uint64_t *end, const uint8_t *src);
+
+/* ---- compress.c ---- */
+
+/* Does ip's data go through compression (the mount's or its flag)? */
+bool compr_applies(const struct ref_fs *fs, const struct ref_inode *ip);
+/* Write locked delalloc pages [fb, fb+n) of ip compressed: async chunks
+ * cut into pieces of at most piece blocks (in line, or on the workers). */
+int  compr_write_run(struct ref_fs *fs, struct ref_inode *ip,
+		     struct pc_map *m, uint64_t fb, uint64_t n,
+		     uint64_t piece);
+/* Free what compression keeps in da (workers, slots, contexts, frames). */
+void compr_unmount(struct delalloc *da);
+
+#endif
