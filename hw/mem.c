@@ -8,20 +8,148 @@
  * MADV_DONTNEED (they read as zeros again and cost nothing) and clears
  * the ragged edges with memset.  There is no cache: flush has nothing
  * to do and FUA is free.
+ *
+ * A closed device's mapping is kept for the next open of the same size
+ * or a smaller size (MEM_KEEP of them, each at most MEM_KEEP_MAX
+ * bytes, the largest kept), with the pages
+ * its writes dirtied zeroed again, so a process that formats a fresh
+ * device per trial (a perf sample, a property trial, a swarm round)
+ * pays the first touch of each page once, not per device: on a virtual
+ * machine a page fault costs more than zeroing the page.  A bitmap of
+ * the pages written (one bit a host page) says what to zero; a page
+ * never written is still the kernel's zero page or was given back by
+ * zero-out, and reads as zeros either way:
+ *
+ *   close:  keep (base, size, dirty bitmap)
+ *   open:   same size kept?  memset each dirty page, clear the bitmap
  */
 #include "hw/hw_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define MEM_KEEP      4              /* data and realtime devices        */
+#define MEM_KEEP_MAX  (512ull << 20) /* larger mappings are unmapped    */
+
+/* A mapping and the pages its writes dirtied (bit p: page p). */
+struct mem_map {
+	uint8_t *base;
+	size_t size;
+	uint64_t *dirty;
+};
+
 struct mem_dev {
 	struct hw_dev dev;
-	uint8_t *base;
+	struct mem_map map;
+	uint8_t *base;         /* map.base                          */
 	size_t page;           /* the host's page size, for madvise */
 };
+
+static size_t dirty_words(uint64_t size, size_t page)
+{
+	return (size_t)(((size + page - 1) / page + 63) / 64);
+}
+
+static struct mem_map kept[MEM_KEEP];
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mark_dirty(struct mem_dev *md, uint64_t off, uint64_t len)
+{
+	uint64_t first = off / md->page, last = (off + len - 1) / md->page;
+
+	if (!len || !md->map.dirty)
+		return;
+	for (uint64_t p = first; p <= last; p++)
+		md->map.dirty[p / 64] |= 1ull << (p % 64);
+}
+
+/*
+ * A large write to pages not yet written: fault them in with one call
+ * (MADV_POPULATE_WRITE, Linux 5.14) rather than one fault a page, which
+ * a virtual machine pays dearly for.  A kernel without it says EINVAL,
+ * and the memcpy faults the pages in as before.
+ */
+static void populate(struct mem_dev *md, uint64_t off, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	uint64_t a = off / md->page * md->page;
+
+	if (len >= 16 * md->page && md->map.dirty &&
+	    !(md->map.dirty[off / md->page / 64] >> (off / md->page % 64) & 1))
+		(void)madvise(md->base + a, (size_t)(off + len - a),
+			      MADV_POPULATE_WRITE);
+#else
+	(void)md;
+	(void)off;
+	(void)len;
+#endif
+}
+
+/*
+ * The smallest kept mapping of at least size bytes, its dirty pages
+ * zeroed; 0 if none.  The device uses its first size bytes.
+ */
+static int take_kept(size_t size, size_t page, struct mem_map *m)
+{
+	int best = -1;
+
+	pthread_mutex_lock(&kept_lock);
+	for (int i = 0; i < MEM_KEEP; i++)
+		if (kept[i].base && kept[i].size >= size &&
+		    (best < 0 || kept[i].size < kept[best].size))
+			best = i;
+	if (best >= 0) {
+		*m = kept[best];
+		kept[best].base = NULL;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	if (best < 0)
+		return 0;
+	size = m->size;
+	for (size_t w = 0; w < dirty_words(size, page); w++) {
+		for (uint64_t bits = m->dirty[w]; bits; bits &= bits - 1) {
+			size_t p = w * 64 + (size_t)__builtin_ctzll(bits);
+			size_t n = (p + 1) * page > size ? size - p * page : page;
+
+			memset(m->base + p * page, 0, n);
+		}
+		m->dirty[w] = 0;
+	}
+	return 1;
+}
+
+/*
+ * Keep m for a later open, in a free slot or instead of the smallest
+ * kept one if m is larger; unmap what is not kept.
+ */
+static void put_kept(struct mem_map *m)
+{
+	struct mem_map out = *m;
+	int slot = -1;
+
+	pthread_mutex_lock(&kept_lock);
+	for (int i = 0; i < MEM_KEEP && m->dirty; i++) {
+		if (!kept[i].base) {
+			slot = i;
+			break;
+		}
+		if (slot < 0 || kept[i].size < kept[slot].size)
+			slot = i; /* the smallest kept so far */
+	}
+	if (slot >= 0 && (!kept[slot].base || kept[slot].size < m->size)) {
+		out = kept[slot];
+		kept[slot] = *m;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	if (out.base) {
+		munmap(out.base, out.size);
+		free(out.dirty);
+	}
+}
 
 static struct mem_dev *to_mem(struct hw_dev *dev)
 {
@@ -37,7 +165,11 @@ static int mem_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 static int mem_write(struct hw_dev *dev, uint64_t off, const void *buf,
 		     size_t len, unsigned flags)
 {
-	memcpy(to_mem(dev)->base + off, buf, len);
+	struct mem_dev *md = to_mem(dev);
+
+	populate(md, off, len);
+	memcpy(md->base + off, buf, len);
+	mark_dirty(md, off, len);
 	return 0;
 }
 
@@ -58,12 +190,16 @@ static int mem_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
 	uint64_t a = (off + md->page - 1) / md->page * md->page;
 	uint64_t b = end / md->page * md->page;
 
+	/* zeros written by memset: the pages count as dirty (harmless) */
 	if (a >= b) {
 		memset(md->base + off, 0, (size_t)len);
+		mark_dirty(md, off, len);
 		return 0;
 	}
 	memset(md->base + off, 0, (size_t)(a - off));
 	memset(md->base + b, 0, (size_t)(end - b));
+	mark_dirty(md, off, a - off);
+	mark_dirty(md, b, end - b);
 	/* Cannot fail on a range we mapped; memset is the safe answer anyway. */
 	if (madvise(md->base + a, (size_t)(b - a), MADV_DONTNEED))
 		memset(md->base + a, 0, (size_t)(b - a));
@@ -80,7 +216,7 @@ static void mem_destroy(struct hw_dev *dev)
 {
 	struct mem_dev *md = to_mem(dev);
 
-	munmap(md->base, (size_t)md->dev.geo.size);
+	put_kept(&md->map);
 	free(md);
 }
 
@@ -110,28 +246,32 @@ static int mem_open(const struct hw_opts *o, struct hw_dev **out,
 		return hw_errf(err, errlen, -ENOMEM,
 			       "'%s' does not fit in this address space",
 			       o->spec);
-	base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED) {
-		rc = -errno;
-		return hw_errf(err, errlen, rc, "cannot map %llu bytes for '%s': %s",
-			       (unsigned long long)size, o->spec, strerror(-rc));
-	}
 	md = calloc(1, sizeof(*md));
-	if (!md) {
-		rc = hw_errf(err, errlen, -ENOMEM, "out of memory opening '%s'",
-			     o->spec);
-		goto out_unmap;
-	}
-	md->base = base;
+	if (!md)
+		return hw_errf(err, errlen, -ENOMEM, "out of memory opening '%s'",
+			       o->spec);
 	md->page = page > 0 ? (size_t)page : HW_BLOCK;
+	if (!take_kept((size_t)size, md->page, &md->map)) {
+		base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (base == MAP_FAILED) {
+			rc = -errno;
+			free(md);
+			return hw_errf(err, errlen, rc, "cannot map %llu bytes "
+				       "for '%s': %s", (unsigned long long)size,
+				       o->spec, strerror(-rc));
+		}
+		md->map.base = base;
+		md->map.size = (size_t)size;
+		/* no bitmap (a huge device): never kept */
+		if (size <= MEM_KEEP_MAX)
+			md->map.dirty = calloc(dirty_words(size, md->page),
+					       sizeof(uint64_t));
+	}
+	md->base = md->map.base;
 	hw_dev_init(&md->dev, &mem_ops, size, HW_CAP_STORES_DATA);
 	*out = &md->dev;
 	return 0;
-
-out_unmap:
-	munmap(base, (size_t)size);
-	return rc;
 }
 
 static const char *const mem_keys[] = { NULL };

@@ -597,6 +597,43 @@ TEST(mem_zero_out_unaligned_keeps_neighbours)
 	hw_close(d);
 }
 
+/*
+ * A closed mem: device's mapping serves the next open of its size or a
+ * smaller one (hw/mem.c): whatever the last device wrote, a new device
+ * reads zeros everywhere, up to its last byte.
+ */
+TEST(mem_reopened_device_reads_zeros_where_the_last_one_wrote)
+{
+	static const char *const specs[] = { "mem:1m", "mem:1m", "mem:700k",
+					     "mem:64k", "mem:1m" };
+	static uint8_t got[1 << 20], pat[1 << 20];
+	uint64_t seed = 11;
+	struct hw_dev *d;
+
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(rng_next(&seed) | 1);
+	for (unsigned n = 0; n < sizeof(specs) / sizeof(specs[0]); n++) {
+		uint64_t size;
+
+		OPEN(specs[n], d);
+		size = hw_size(d);
+		CHECK_OK(hw_read(d, 0, got, (size_t)size));
+		for (uint64_t i = 0; i < size; i++)
+			if (got[i]) {
+				CHECK_MSG(0, "%s (open %u): byte %llu reads 0x%02x "
+					  "after the last device wrote it", specs[n],
+					  n, (unsigned long long)i, got[i]);
+				break;
+			}
+		/* every byte, a hole punched by zero-out, the last byte */
+		CHECK_OK(hw_write(d, 0, pat, (size_t)size, 0));
+		CHECK_OK(hw_zero_out(d, 8192, 12288, 0));
+		CHECK_OK(hw_write(d, 9000, pat, 100, 0));
+		CHECK_OK(hw_write(d, size - 1, pat, 1, 0));
+		hw_close(d);
+	}
+}
+
 TEST(mem_matches_reference_buffer_under_random_io)
 {
 	enum { SIZE = 128 * 1024 };
