@@ -150,8 +150,20 @@ int cmd_minimize(int argc, char **argv)
 			 base ? base + 1 : file);
 		out = outbuf;
 	}
-	/* One more run writes the log with its failure comment and prints
-	 * the report of the minimal failure. */
+	/*
+	 * One more run writes the log with its failure comment and prints
+	 * the report of the minimal failure, on fresh targets as `replay`
+	 * would: devices the tries used can hold, where a cut drops a
+	 * write, the same bytes an earlier try made durable there.
+	 */
+	target_list_close(t, n);
+	n = 0;
+	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
+	if (ret) {
+		errmsg("%s", err);
+		rc = EXIT_IO;
+		goto out;
+	}
 	{
 		struct check_cfg cfg = o.check;
 		int status;
