@@ -414,8 +414,18 @@ static int parse_txn(struct ref_fs *fs, uint64_t seq, uint32_t pos,
 			return 0;
 		if (blk_verify(blk, fs->bs, magic, fs->jstart + pos))
 			return 0;
+		/*
+		 * A descriptor's count is the images that follow it in the log;
+		 * a revoke block's is the block numbers inside it, which take
+		 * no log blocks.  So only a descriptor's count is bounded by
+		 * the room left in the log (below): a revoke block near the
+		 * log's end listing more blocks than positions remain is
+		 * intact, and judging it torn would drop a transaction whose
+		 * commit block is durable, one a checkpoint may already have
+		 * written home in part.
+		 */
 		count = get32(blk + JD_COUNT);
-		if (count == 0 || count > dcap || pos + 1 + count > fs->jlen)
+		if (count == 0 || count > dcap)
 			return 0;
 		dcrc = crc32c(dcrc, blk, fs->bs);
 		if (magic == MAGIC_JREVOKE) {
