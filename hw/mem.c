@@ -9,10 +9,10 @@
  * the ragged edges with memset.  There is no cache: flush has nothing
  * to do and FUA is free.
  *
- * A closed device's mapping is kept for the next open of the same size
- * or a smaller size (MEM_KEEP of them, each at most MEM_KEEP_MAX
- * bytes, the largest kept), with the pages
- * its writes dirtied zeroed again, so a process that formats a fresh
+ * A closed device's mapping is kept for a later open of its size or a
+ * smaller one (at most MEM_KEEP mappings of at most MEM_KEEP_MAX bytes,
+ * the larger ones kept first), with the pages its writes dirtied zeroed
+ * again, so a process that formats a fresh
  * device per trial (a perf sample, a property trial, a swarm round)
  * pays the first touch of each page once, not per device: on a virtual
  * machine a page fault costs more than zeroing the page.  A bitmap of
@@ -21,7 +21,8 @@
  * zero-out, and reads as zeros either way:
  *
  *   close:  keep (base, size, dirty bitmap)
- *   open:   same size kept?  memset each dirty page, clear the bitmap
+ *   open:   the smallest kept one that is large enough?  memset each
+ *           dirty page, clear the bitmap, use its first SIZE bytes
  */
 #include "hw/hw_internal.h"
 
@@ -45,7 +46,6 @@ struct mem_map {
 struct mem_dev {
 	struct hw_dev dev;
 	struct mem_map map;
-	uint8_t *base;         /* map.base                          */
 	size_t page;           /* the host's page size, for madvise */
 };
 
@@ -80,7 +80,7 @@ static void populate(struct mem_dev *md, uint64_t off, size_t len)
 
 	if (len >= 16 * md->page && md->map.dirty &&
 	    !(md->map.dirty[off / md->page / 64] >> (off / md->page % 64) & 1))
-		(void)madvise(md->base + a, (size_t)(off + len - a),
+		(void)madvise(md->map.base + a, (size_t)(off + len - a),
 			      MADV_POPULATE_WRITE);
 #else
 	(void)md;
@@ -158,7 +158,7 @@ static struct mem_dev *to_mem(struct hw_dev *dev)
 
 static int mem_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 {
-	memcpy(buf, to_mem(dev)->base + off, len);
+	memcpy(buf, to_mem(dev)->map.base + off, len);
 	return 0;
 }
 
@@ -168,7 +168,7 @@ static int mem_write(struct hw_dev *dev, uint64_t off, const void *buf,
 	struct mem_dev *md = to_mem(dev);
 
 	populate(md, off, len);
-	memcpy(md->base + off, buf, len);
+	memcpy(md->map.base + off, buf, len);
 	mark_dirty(md, off, len);
 	return 0;
 }
@@ -192,17 +192,17 @@ static int mem_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
 
 	/* zeros written by memset: the pages count as dirty (harmless) */
 	if (a >= b) {
-		memset(md->base + off, 0, (size_t)len);
+		memset(md->map.base + off, 0, (size_t)len);
 		mark_dirty(md, off, len);
 		return 0;
 	}
-	memset(md->base + off, 0, (size_t)(a - off));
-	memset(md->base + b, 0, (size_t)(end - b));
+	memset(md->map.base + off, 0, (size_t)(a - off));
+	memset(md->map.base + b, 0, (size_t)(end - b));
 	mark_dirty(md, off, a - off);
 	mark_dirty(md, b, end - b);
 	/* Cannot fail on a range we mapped; memset is the safe answer anyway. */
-	if (madvise(md->base + a, (size_t)(b - a), MADV_DONTNEED))
-		memset(md->base + a, 0, (size_t)(b - a));
+	if (madvise(md->map.base + a, (size_t)(b - a), MADV_DONTNEED))
+		memset(md->map.base + a, 0, (size_t)(b - a));
 	return 0;
 }
 
@@ -268,7 +268,6 @@ static int mem_open(const struct hw_opts *o, struct hw_dev **out,
 			md->map.dirty = calloc(dirty_words(size, md->page),
 					       sizeof(uint64_t));
 	}
-	md->base = md->map.base;
 	hw_dev_init(&md->dev, &mem_ops, size, HW_CAP_STORES_DATA);
 	*out = &md->dev;
 	return 0;
