@@ -25,6 +25,7 @@ const char *check_status_name(int status)
 	case CHECK_AUDIT: return "audit failure";
 	case CHECK_ERRNO: return "result mismatch (unexpected errno)";
 	case CHECK_INTERNAL: return "checker error";
+	case CHECK_TWIN: return "twin state mismatch";
 	default: return "unknown";
 	}
 }
@@ -43,6 +44,13 @@ int check_new(struct target **t, int n, const struct check_cfg *cfg,
 	op_seq_init(&c->log);
 	if (cfg)
 		c->cfg = *cfg;
+	/* what the log asks (check_cfg_parse) */
+	if (meta && meta->hdr.check[0] &&
+	    check_cfg_parse(meta->hdr.check, &c->cfg, c->fail.what,
+			    sizeof(c->fail.what))) {
+		check_free(c);
+		return -EINVAL;
+	}
 	if (!c->cfg.verify_every)
 		c->cfg.verify_every = DEFAULT_EVERY;
 	/* Given, audit_every alone says when (with remount, crash, end);
@@ -73,6 +81,8 @@ int check_new(struct target **t, int n, const struct check_cfg *cfg,
 	}
 	if (meta)
 		op_seq_copy_meta(&c->log, meta);
+	/* a failure's log asks its replay for the same checks */
+	check_cfg_format(&c->cfg, c->log.hdr.check, sizeof(c->log.hdr.check));
 	memcpy(c->own_mkfs, c->log.hdr.mkfs, sizeof(c->own_mkfs));
 	memcpy(c->own_mount, c->log.hdr.mount, sizeof(c->own_mount));
 	for (int i = 0; i < n; i++)
@@ -114,6 +124,7 @@ int check_reset(struct checker *c)
 	c->stalled = 0;
 	c->dirty = c->touched = c->exists = 0;
 	c->cut_armed = 0;
+	c->twin_adopted = 0;
 	return 0;
 }
 
@@ -394,6 +405,8 @@ int check_verify(struct checker *c)
 	ret = verify_all(c);
 	if (!ret)
 		ret = audit_all(c);
+	if (!ret && c->cfg.twins)
+		ret = check_twins(c);
 	return ret;
 }
 
@@ -431,6 +444,8 @@ static int stall_if_full(struct checker *c, int i, int src, unsigned f)
 static int adopt_files(struct checker *c, int src, uint32_t mask,
 		       const char *when)
 {
+	if (mask)
+		c->twin_adopted |= mask | 1u << 31;
 	for (int pass = 0; pass < 2; pass++) {
 		for (unsigned f = 0; f < OP_MAX_FILES; f++) {
 			if (!(mask & (1u << f)))
@@ -905,6 +920,8 @@ int check_op(struct checker *c, const struct op *in)
 		ret = periodic(c, opno);
 		break;
 	}
+	if (!ret && c->cfg.twins)
+		ret = check_twins(c);
 	return ret;
 }
 

@@ -58,6 +58,7 @@ enum check_status {
 	CHECK_ERRNO = 13,  /* an op's result differs: unexpected errno, short
 			      count, a failed mount after a crash            */
 	CHECK_INTERNAL = 14, /* the checker itself failed (out of memory)    */
+	CHECK_TWIN = 15,   /* twin engines' state differs (check_cfg.twins)  */
 };
 
 /* Zero means the default for every field. */
@@ -71,7 +72,25 @@ struct check_cfg {
 	FILE *out;               /* the failure report (stderr); NULL + quiet  */
 	int quiet;               /* no report (the minimizer's runs)           */
 	const char *targets;     /* the list, for the log header and hints     */
+	uint32_t twins;          /* bit per target_twin_part: the engine
+				    targets' state compared after every op
+				    and at the end (0: never)              */
 };
+
+/*
+ * A log header's check= value (what a suite asked of the checker, so the
+ * log replays to the same failure), applied over cfg where it asks more:
+ * comma-separated words
+ *   each          verify every file and audit every target after every op
+ *   twins=PARTS   compare the engine targets' state (target.h) after
+ *                 every op: PARTS is all or names joined by '+' (stat,
+ *                 free, extents, cowfork, refcount)
+ * 0, or -EINVAL with one line in err.
+ */
+int check_cfg_parse(const char *s, struct check_cfg *cfg, char *err,
+		    size_t errlen);
+/* What of that cfg asks, as a check= value ("" for nothing). */
+void check_cfg_format(const struct check_cfg *cfg, char *buf, size_t len);
 
 struct check_stats {
 	uint64_t ops;                       /* ops seen                       */

@@ -36,6 +36,10 @@ struct checker {
 	char note[1024];             /* check_set_note                         */
 	int cut_armed;               /* a cut op waits for its point           */
 	unsigned cut_seed;           /* ... and cuts with this seed            */
+	uint32_t twin_adopted;       /* files the checker copied from one
+					engine to the others: their layouts
+					are the copy's, not the twins' own;
+					bit 31: a filesystem-wide part too    */
 };
 
 /*
@@ -74,5 +78,9 @@ int check_cut_op(struct checker *c, const struct op *op, int64_t *result,
 		 int *cut);
 int check_cut_after(struct checker *c, const struct op *op, uint32_t before,
 		    int64_t *result, int *cut);
+
+/* Twin engines compared (check_twin.c, check_cfg.twins): 0 or a check
+ * status. */
+int check_twins(struct checker *c);
 
 #endif

@@ -178,6 +178,9 @@ struct op_header {
 	char mount[OP_HDR_STR];   /* mount options                             */
 	char targets[OP_HDR_STR]; /* target list replay uses by default        */
 	char seed[OP_HDR_STR];    /* informational: where the sequence came from */
+	char check[OP_HDR_STR];   /* what the checker must do beyond its
+				     defaults (check_cfg_parse): "each",
+				     "twins=stat+free"                       */
 };
 
 /* A sequence of ops with its file names and header. */

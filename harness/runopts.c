@@ -37,7 +37,13 @@ const char runopts_help[] =
 "  --audit-every N      audit engines every N ops, and after remount,\n"
 "                       crash and at the end (default: every 1000 ops\n"
 "                       and after every fsync, fdatasync and sync too)\n"
-"  -X                   verify every file after every op (fsx -X)\n";
+"  -X                   verify every file after every op (fsx -X)\n"
+"  --check SPEC         what the checker does beyond that, as a log's\n"
+"                       check= header asks it (a failure's log records\n"
+"                       it): each (verify and audit after every op),\n"
+"                       twins=PARTS (compare the engine targets' state\n"
+"                       after every op: stat, free, extents, cowfork,\n"
+"                       refcount joined by +, or all), comma-separated\n";
 
 void runopts_init(struct runopts *o)
 {
@@ -81,6 +87,7 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 	static const char *const names[] = {
 		"--targets", "--dev", "--mkfs", "--mount", "--format", "--files",
 		"--max-file", "--verify-every", "--audit-every", "--rtdev",
+		"--check",
 	};
 	const char *v = NULL;
 	int which = -1, bad = 0;
@@ -112,6 +119,8 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 	case 2: o->mkfs = v; return 1;
 	case 3: o->mount = v; return 1;
 	case 9: o->rtdev = v; return 1;
+	case 10:
+		return check_cfg_parse(v, &o->check, err, errlen) ? -EINVAL : 1;
 	case 4:
 		if (op_form_parse(v, &o->form)) {
 			snprintf(err, errlen, "--format: '%s' is not auto, text, "

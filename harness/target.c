@@ -26,6 +26,9 @@ const char target_list_help[] =
 "                  `fallback PATHS`; PATHS is all, none or rt_truncate+...)\n"
 "  naive[:DEV]     the engine with every seed path's naive twin (mount\n"
 "                  option naive=all, which `naive` ops do not change)\n"
+"  fallback[:DEV]  the engine with every optimized path forced to take\n"
+"                  its fallback (fallback=all, which `fallback` ops do\n"
+"                  not change)\n"
 "  host[:DIR]      real files in DIR (default: a new temp directory)\n"
 "  planted:BUG     the model with one planted bug, to see the checker\n"
 "                  fail: trunc_tail punch_short zero_keep_size\n"
@@ -34,8 +37,24 @@ const char target_list_help[] =
 "keep their commas:\n"
 "  engine:file:/tmp/img,size=1g,model\n";
 
-static const char *const kinds[] = { "model", "engine", "naive", "host",
-				     "planted" };
+static const char *const kinds[] = { "model", "engine", "naive",
+				     "fallback", "host", "planted" };
+
+/* The engine kinds, indexed by enum engine_pin. */
+static const char *const engine_kinds[] = { "engine", "naive", "fallback" };
+
+/* Is s an engine kind followed by ':' or the end?  Its pin + 1, or 0. */
+static int engine_kind(const char *s)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		size_t l = strlen(engine_kinds[i]);
+
+		if (strncmp(s, engine_kinds[i], l) == 0 &&
+		    (s[l] == ':' || s[l] == 0))
+			return (int)i + 1;
+	}
+	return 0;
+}
 
 /* Does s start with a target kind followed by ':' ',' or the end? */
 static int kind_at(const char *s)
@@ -95,9 +114,6 @@ static int open_one(const char *spec, const struct target_env *env,
 			(*out)->blocksize = 0;
 		return 0;
 	}
-	if ((klen == 6 && strncmp(spec, "engine", 6) == 0) ||
-	    (klen == 5 && strncmp(spec, "naive", 5) == 0))
-		return engine_target_new(arg, klen == 5, env, out, err, errlen);
 	if (klen == 4 && strncmp(spec, "host", 4) == 0)
 		return host_target_new(arg, out, err, errlen);
 	if (klen == 7 && strncmp(spec, "planted", 7) == 0) {
@@ -111,7 +127,7 @@ static int open_one(const char *spec, const struct target_env *env,
 		return planted_target_new(arg, out, err, errlen);
 	}
 	snprintf(err, errlen, "unknown target '%.*s' (model, engine, naive, "
-		 "host, planted)", (int)(klen > 40 ? 40 : klen), spec);
+		 "fallback, host, planted)", (int)(klen > 40 ? 40 : klen), spec);
 	return -EINVAL;
 }
 
@@ -170,7 +186,8 @@ static int own_device(struct dev_claims *dc, const char *spec, int given,
 	return clash;
 }
 
-/* An engine or naive target, its devices made its own (dev_claims). */
+/* An engine, naive or fallback target, its devices made its own
+ * (dev_claims). */
 static int open_engine(struct dev_claims *dc, const char *spec, int idx,
 		       const struct target_env *env, struct target **out,
 		       char *err, size_t errlen)
@@ -178,7 +195,8 @@ static int open_engine(struct dev_claims *dc, const char *spec, int idx,
 	const char *arg = strchr(spec, ':');
 	struct target_env e = { 0 };
 	char dev[DEV_SPEC_MAX], rt[DEV_SPEC_MAX];
-	int naive = !strncmp(spec, "naive", 5), keep, s1, s2 = 0, ret;
+	enum engine_pin pin = (enum engine_pin)(engine_kind(spec) - 1);
+	int keep, s1, s2 = 0, ret;
 
 	if (env)
 		e = *env;
@@ -194,7 +212,7 @@ static int open_engine(struct dev_claims *dc, const char *spec, int idx,
 	}
 	if (s1 < 0 || s2 < 0)
 		return s1 < 0 ? s1 : s2;
-	ret = engine_target_new(dev, naive, &e, out, err, errlen);
+	ret = engine_target_new(dev, pin, &e, out, err, errlen);
 	if (!ret && (s1 || s2))
 		snprintf((*out)->devnote, sizeof((*out)->devnote), "%.90s%s%s%.90s",
 			 s1 ? dev : "", s1 && s2 ? " and " : "", s2 ? "rt " : "",
@@ -265,8 +283,7 @@ int target_list_open(const char *list, const struct target_env *env,
 			goto out_error;
 		}
 		snprintf(one, sizeof(one), "%.250s", p);
-		if ((!strncmp(one, "engine", 6) && strchr(":", one[6])) ||
-		    (!strncmp(one, "naive", 5) && strchr(":", one[5])))
+		if (engine_kind(one))
 			ret = open_engine(&dc, one, count, env, &out[count], err,
 					  errlen);
 		else

@@ -67,6 +67,34 @@ struct target_space {
 	uint32_t unit;            /* the file's allocation unit              */
 };
 
+/*
+ * What twin engines (engine, naive, fallback: the same ops, another path)
+ * are compared on after every op when a check asks for it (check_cfg.twins,
+ * the log header's check=twins:...), a bit per part:
+ *
+ *   stat      each file's size and allocated blocks
+ *   free      free blocks of the data device (every file's extent B+tree
+ *             blocks counted as free: twins may build trees of other
+ *             shapes) and of the realtime device
+ *   extents   each file's data-fork mappings, merged where contiguous in
+ *             file, device and state (device blocks included)
+ *   cowfork   each file's COW fork, merged the same way
+ *   refcount  the refcount records
+ */
+enum target_twin_part {
+	TWIN_STAT, TWIN_FREE, TWIN_EXTENTS, TWIN_COWFORK, TWIN_REFCOUNT,
+	TWIN_NPARTS
+};
+#define TWIN_ALL ((1u << TWIN_NPARTS) - 1)
+struct target_twin {
+	/* a digest per part and file; a filesystem-wide part in [part][0] */
+	uint64_t h[TWIN_NPARTS][OP_MAX_FILES];
+};
+extern const char *const target_twin_names[TWIN_NPARTS];
+/* The state of an engine target (engine_ops.twin; target_twin.c). */
+int engine_twin_state(struct target *t, uint32_t parts,
+		      struct target_twin *out);
+
 struct target_ops {
 	/*
 	 * Apply one op.  pwrite takes its bytes from wbuf (op->len of them),
@@ -114,6 +142,12 @@ struct target_ops {
 	 * the power never fails.
 	 */
 	int (*power)(struct target *t);
+	/*
+	 * The state twin engines must agree on beyond what a reader sees
+	 * (check_cfg.twins), as digests of the parts asked for; NULL when
+	 * the target has no such state (the model, the host).  0 or -errno.
+	 */
+	int (*twin)(struct target *t, uint32_t parts, struct target_twin *out);
 	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
 	int (*reset)(struct target *t);
 	void (*destroy)(struct target *t);
@@ -150,8 +184,16 @@ struct target_env {
 int model_target_new(uint32_t blocksize, struct target **out);
 int host_target_new(const char *dir, struct target **out, char *err,
 		    size_t errlen);
-int engine_target_new(const char *dev, int naive, const struct target_env *env,
-		      struct target **out, char *err, size_t errlen);
+/*
+ * The seed-path switch an engine target keeps whatever `naive` and
+ * `fallback` ops say: none (`engine`), naive=all (`naive`, the twin a mix
+ * is compared with) or fallback=all (`fallback`: every optimized path
+ * forced to take its fallback).
+ */
+enum engine_pin { ENGINE_OPTIMIZED, ENGINE_NAIVE, ENGINE_FALLBACK };
+int engine_target_new(const char *dev, enum engine_pin pin,
+		      const struct target_env *env, struct target **out,
+		      char *err, size_t errlen);
 int planted_target_new(const char *bug, struct target **out, char *err,
 		       size_t errlen);
 

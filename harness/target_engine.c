@@ -27,7 +27,9 @@
  * (ref_set_paths) and in the options later remounts use, until the next
  * reset restores the mount's; the `naive` target keeps every path naive
  * whatever a `naive` op says, so it stays the all-naive twin a mix is
- * compared with.
+ * compared with; the `fallback` target keeps fallback=all whatever a
+ * `fallback` op says (every optimized path forced to its fallback: the
+ * third twin of the path suites).
  *
  * Power cuts (target_env.power_cuts): the data device gets a crash layer
  * ("crash:" + its spec, unless the spec has one; not on null:, whose
@@ -69,7 +71,7 @@ struct engine {
 	uint32_t known;              /* bit i: ino[i] is cached_name[i]'s     */
 	char cached_name[OP_MAX_FILES][OP_NAME_MAX + 1];
 	int keep;                    /* persistent image kept: no mkfs        */
-	int naive;                   /* the `naive` target: naive=all pinned  */
+	enum engine_pin pin;         /* naive=all or fallback=all pinned      */
 	uint32_t base_naive;         /* the mount's switches, for reset       */
 	uint32_t base_fallback;
 	char own_mkfs[OP_HDR_STR];   /* the options the target was made with */
@@ -157,9 +159,10 @@ static int set_paths(struct engine *e, const struct op *op)
 	uint32_t mask = (uint32_t)op->arg & REF_PATHS_ALL;
 
 	if (op->kind == OP_NAIVE)
-		e->mnt.naive = e->naive ? REF_PATHS_ALL : mask;
+		e->mnt.naive = e->pin == ENGINE_NAIVE ? REF_PATHS_ALL : mask;
 	else
-		e->mnt.fallback = mask;
+		e->mnt.fallback = e->pin == ENGINE_FALLBACK ? REF_PATHS_ALL :
+				  mask;
 	if (e->fs)
 		ref_set_paths(e->fs, e->mnt.naive, e->mnt.fallback);
 	return 0;
@@ -615,8 +618,10 @@ static int engine_options(struct engine *e, const char *mkfs,
 	if (ret)
 		return ret;
 	mk.rtdev = e->rtdev;
-	if (e->naive)
+	if (e->pin == ENGINE_NAIVE)
 		mn.naive = REF_PATHS_ALL;
+	if (e->pin == ENGINE_FALLBACK)
+		mn.fallback = REF_PATHS_ALL;
 	e->mkfs = mk;
 	e->mnt = mn;
 	e->base_naive = mn.naive;
@@ -698,6 +703,7 @@ static const struct target_ops engine_ops = {
 	.space = engine_space,
 	.set_round = engine_set_round,
 	.audit = engine_audit,
+	.twin = engine_twin_state,
 	.power = engine_power,
 	.reset = engine_reset,
 	.destroy = engine_destroy,
@@ -722,8 +728,9 @@ static int open_data_dev(struct engine *e, const char *dev, int cuts,
 	return ret;
 }
 
-int engine_target_new(const char *dev, int naive, const struct target_env *env,
-		      struct target **out, char *err, size_t errlen)
+int engine_target_new(const char *dev, enum engine_pin pin,
+		      const struct target_env *env, struct target **out,
+		      char *err, size_t errlen)
 {
 	struct engine *e = calloc(1, sizeof(*e));
 	int ret;
@@ -738,9 +745,10 @@ int engine_target_new(const char *dev, int naive, const struct target_env *env,
 	snprintf(e->t.note, sizeof(e->t.note), "clone and dedupe need mkfs "
 		 "reflink=1");
 	snprintf(e->t.name, sizeof(e->t.name), "%s:%s",
-		 naive ? "naive" : "engine", dev);
+		 pin == ENGINE_NAIVE ? "naive" :
+		 pin == ENGINE_FALLBACK ? "fallback" : "engine", dev);
 	target_set_names(&e->t, NULL);
-	e->naive = naive;
+	e->pin = pin;
 	snprintf(e->own_mkfs, sizeof(e->own_mkfs), "%s",
 		 env && env->mkfs ? env->mkfs : "");
 	snprintf(e->own_mount, sizeof(e->own_mount), "%s",

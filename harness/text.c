@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness/check.h"
 #include "ref/ref.h"
 
 #define MAX_TOKENS 16
@@ -294,15 +295,25 @@ static int header_line(struct op_parser *p, const char *line, char *err,
 			dst = h->targets;
 		else if (KEY("seed"))
 			dst = h->seed;
+		else if (KEY("check"))
+			dst = h->check;
 		else
 			return fail(err, errlen, t->col + 2,
 				    "unknown header key '%.*s' (dev, rt, mkfs, "
-				    "mount, targets, seed)", (int)klen, t->s);
+				    "mount, targets, seed, check)", (int)klen,
+				    t->s);
 #undef KEY
 		if (vlen >= OP_HDR_STR)
 			return fail(err, errlen, t->col + 2, "header value too long");
 		memcpy(dst, eq + 1, vlen);
 		dst[vlen] = 0;
+		if (dst == h->check) {
+			struct check_cfg cc = { 0 };
+			char why[160];
+
+			if (check_cfg_parse(h->check, &cc, why, sizeof(why)))
+				return fail(err, errlen, t->col + 2, "%s", why);
+		}
 	}
 	return 0;
 }
@@ -820,7 +831,7 @@ int op_format(const struct op *op, const struct op_seq *seq, char *buf,
 void op_text_write_header(const struct op_header *h, FILE *f)
 {
 	if (!h->dev[0] && !h->rtdev[0] && !h->mkfs[0] && !h->mount[0] &&
-	    !h->targets[0] && !h->seed[0])
+	    !h->targets[0] && !h->seed[0] && !h->check[0])
 		return;
 	fputs("#! fsoracle", f);
 	if (h->dev[0])
@@ -835,6 +846,8 @@ void op_text_write_header(const struct op_header *h, FILE *f)
 		fprintf(f, " targets=%s", h->targets);
 	if (h->seed[0])
 		fprintf(f, " seed=%s", h->seed);
+	if (h->check[0])
+		fprintf(f, " check=%s", h->check);
 	fputc('\n', f);
 }
 

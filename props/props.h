@@ -274,6 +274,9 @@ struct props_report {
 	char *cex;
 	uint8_t *cex_bytes;
 	size_t cex_len;
+	/* The first argument that is an op sequence (props_ops_print), as
+	 * the op log `fsoracle replay` takes; NULL when there is none. */
+	char *cex_log;
 };
 
 /*
@@ -435,6 +438,20 @@ int props_targets_close_hook(const struct props_info *info, void *env);
  */
 int props_check_ops(struct props_trial *t, struct props_targets *pt,
 		    const struct op_seq *seq, const struct check_cfg *cc);
+/*
+ * The same as a replay of seq's printed log would do it: the targets of
+ * its header (targets=, dev=, rt=, mkfs=, mount=; engine,model and
+ * mem:64m when absent) opened for this trial, and the checker with the
+ * header's check= (each, twins=) over cc.  When hook is not NULL it runs
+ * after every op the checker passed (opno 1-based) and after the last
+ * (opno 0): the property's own checks of the targets' state (counters,
+ * invariants of one path) beyond what a replay checks; PROPS_PASS or a
+ * failure with a note.
+ */
+typedef int (*props_op_hook)(struct props_trial *t, struct target **tg,
+			     int n, uint64_t opno, void *arg);
+int props_check_log(struct props_trial *t, const struct op_seq *seq,
+		    const struct check_cfg *cc, props_op_hook hook, void *arg);
 /*
  * Every realtime extent of files f0..f(nfiles-1) of engine target e
  * covers at most the append limit its zoned device reports (hw.h's

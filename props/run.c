@@ -55,8 +55,10 @@ void props_report_free(struct props_report *rep)
 		return;
 	free(rep->cex);
 	free(rep->cex_bytes);
+	free(rep->cex_log);
 	rep->cex = NULL;
 	rep->cex_bytes = NULL;
+	rep->cex_log = NULL;
 	rep->cex_len = 0;
 }
 
@@ -164,6 +166,27 @@ static void print_arg(FILE *f, struct props_trial *t, unsigned i)
 	free(buf);
 }
 
+/* The first op-sequence argument as its op log, or NULL. */
+static char *oplog_of(struct props_trial *t, unsigned nargs)
+{
+	for (unsigned i = 0; i < nargs; i++) {
+		const struct props_type *ty = t->cfg->types[i];
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m;
+
+		if (ty->print != props_ops_print)
+			continue;
+		m = open_memstream(&buf, &len);
+		if (!m)
+			return NULL;
+		ty->print(m, t->args[i], ty->env);
+		fclose(m);
+		return buf;
+	}
+	return NULL;
+}
+
 /*
  * Replay the minimal pool once more (in fork mode with the child's output
  * shown), and describe it: arguments, notes, bytes.  Fills rep->cex.
@@ -189,6 +212,8 @@ static int report_cex(struct run *r, const struct props_pool *best,
 	}
 	for (unsigned i = 0; i < r->nargs; i++)
 		print_arg(m, t, i);
+	free(rep->cex_log);
+	rep->cex_log = oplog_of(t, r->nargs);
 	if (t->nnotes)
 		put_indented(m, t->notes, "  why: ");
 	if (res != PROPS_FAIL)

@@ -608,6 +608,27 @@ int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return 0;
 }
 
+static int count_block(void *arg, uint64_t blk)
+{
+	(void)blk;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+int ref_tree_blocks(struct ref_fs *fs, uint64_t ino, uint64_t *blocks)
+{
+	struct ref_inode *ip;
+	struct bt_tree t;
+	char why[160];
+	int err = inode_get(fs, ino, &ip);
+
+	*blocks = 0;
+	if (err)
+		return err;
+	bmap_tree(fs, ip, &t);
+	return bt_check(&t, count_block, blocks, NULL, why, sizeof(why));
+}
+
 int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg)
 {
 	struct ref_inode *ip;

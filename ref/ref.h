@@ -368,6 +368,9 @@ int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
 /* The inode's COW fork: staging extents (REF_EXT_UNWRITTEN: allocated,
  * not written), as ref_bmap gives the data fork. */
 int ref_cow_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg);
+/* Blocks of the inode's data-fork extent B+tree (its node blocks; 0
+ * while the records fit in the root), counted by a walk. */
+int ref_tree_blocks(struct ref_fs *fs, uint64_t ino, uint64_t *blocks);
 
 /*
  * Filesystem-wide numbers.  The avail counts are what new data may still

@@ -252,6 +252,24 @@ expect_status 2 "rtextsize without -r" -- run mkfs -m rtextsize=64k mem:64m
 expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine,model \
 	--rtdev mem:64m --mkfs rtextsize=16k
 
+# --- twins: the engine, naive and fallback targets compared beyond what a
+#     reader sees when a log's check= asks.  Under delalloc the fallback of
+#     the delalloc path allocates at the write (direct I/O), the optimized
+#     path at writeback: the same bytes, other block counts until then
+printf '#! fsoracle dev=mem:8m mkfs=reflink=1 mount=delalloc targets=engine,fallback,model check=twins=stat+free\npwrite 0 1\nwriteback\n' \
+	>"$tmp/twins.ops"
+expect_status 15 "twins differ in block counts" -- run replay --log - "$tmp/twins.ops"
+expect_grep "$tmp/err" '^twin state mismatch|^fsoracle: twin state mismatch \(exit 15\) between engine:mem:8m \(good\) and fallback:mem:8m' "the twins named"
+expect_grep "$tmp/err" 'the size or block count of f0 differ .*check twins=stat' "the part and file named"
+sed 's/ check=[^ ]*//' "$tmp/twins.ops" >"$tmp/twins0.ops"
+expect_status 0 "without check= only what a reader sees" -- run replay "$tmp/twins0.ops"
+expect_status 15 "--check asks the same" -- run replay --check twins=stat --log - "$tmp/twins0.ops"
+expect_status 2 "a bad --check" -- run replay --check twins=size "$tmp/twins0.ops"
+expect_grep "$tmp/err" "unknown twin part 'size'" "the bad part named"
+printf 'pwrite 0 8k\nreflink f0 0 8k 8k\npwrite 9k 1\n' >"$tmp/cow.ops"
+expect_status 0 "cow twins agree on all" -- run replay --targets naive,engine,fallback,model \
+	--mkfs reflink=1,bs=1k --mount pagecache=0 --check each,twins=all "$tmp/cow.ops"
+
 # --- swarm rounds: a failing round's log records its draw and replays as is
 expect_status 10 "swarm run finds a planted bug" -- run run --seed 4 --ops 20000 \
 	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm.ops"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness/binary.h"
+#include "harness/check.h"
 #include "harness/rng.h"
 #include "harness/text.h"
 #include "ref/ref.h"
@@ -284,6 +285,38 @@ TEST(text_header_fields_are_kept)
 	CHECK(!strcmp(seq.hdr.targets, "engine,naive,model"));
 	CHECK(!strcmp(seq.hdr.seed, "42"));
 	CHECK_EQ(seq.n, 0);
+	op_seq_free(&seq);
+}
+
+TEST(text_header_check_asks_the_checker_and_is_validated)
+{
+	struct check_cfg cc = { 0 };
+	struct op_seq seq;
+	char err[200], back[OP_HDR_STR];
+
+	CHECK_OK(parse("#! fsoracle targets=engine,fallback,model "
+		       "check=each,twins=stat+refcount\n", &seq, err,
+		       sizeof(err)));
+	CHECK(!strcmp(seq.hdr.check, "each,twins=stat+refcount"));
+	CHECK_OK(check_cfg_parse(seq.hdr.check, &cc, err, sizeof(err)));
+	CHECK_EQ(cc.verify_each_op, 1);
+	CHECK_EQ(cc.audit_every, 1);
+	CHECK_EQ(cc.twins, (1u << TWIN_STAT) | (1u << TWIN_REFCOUNT));
+	check_cfg_format(&cc, back, sizeof(back));
+	CHECK(!strcmp(back, seq.hdr.check));
+	op_seq_free(&seq);
+	cc = (struct check_cfg){ 0 };
+	CHECK_OK(check_cfg_parse("twins=all", &cc, err, sizeof(err)));
+	CHECK_EQ(cc.twins, TWIN_ALL);
+	CHECK(parse("#! fsoracle check=twins=bogus\n", &seq, err,
+		    sizeof(err)) < 0);
+	CHECK(strstr(err, "unknown twin part 'bogus'") != NULL);
+	op_seq_free(&seq);
+	CHECK(parse("#! fsoracle check=twins=stat+\n", &seq, err,
+		    sizeof(err)) < 0);
+	op_seq_free(&seq);
+	CHECK(parse("#! fsoracle check=often\n", &seq, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "unknown word 'often'") != NULL);
 	op_seq_free(&seq);
 }
 

@@ -935,7 +935,7 @@ int cmd_io(int argc, char **argv)
 		goto out_seq;
 	}
 	{
-		int e = engine_target_new(spec, 0, &env, &io.t, err, sizeof(err));
+		int e = engine_target_new(spec, ENGINE_OPTIMIZED, &env, &io.t, err, sizeof(err));
 
 		if (e) {
 			errmsg("%s", err);

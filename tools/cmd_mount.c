@@ -923,7 +923,7 @@ int cmd_mount(int argc, char **argv)
 		       "fuse module, or give the container /dev/fuse)");
 		return EXIT_IO;
 	}
-	e = engine_target_new(spec, 0, &env, &m.t, err, sizeof(err));
+	e = engine_target_new(spec, ENGINE_OPTIMIZED, &env, &m.t, err, sizeof(err));
 	if (e) {
 		errmsg("%s", err);
 		return e == -EINVAL || e == -ENODEV ? EXIT_USAGE : exit_for(e);

@@ -41,6 +41,9 @@ static const char usage_text[] =
 "  --db DIR        where failing seeds are kept and replayed first next\n"
 "                  time (default " DEFAULT_DB ")\n"
 "  --no-db         keep no seeds\n"
+"  --logs DIR      write each failure's counterexample, when it is an op\n"
+"                  sequence, as DIR/PROPERTY.ops (the op log printed),\n"
+"                  for `fsoracle replay` and `fsoracle minimize`\n"
 "  --progress      a character per trial: . pass, d duplicate, s skip, F fail\n"
 "  -q              only failures and the summary\n"
 "  --list          list suites and properties, and what each must hold\n"
@@ -116,7 +119,30 @@ static int select_name(struct selection *sel, const char *name)
 
 struct tally {
 	unsigned passed, failed, skipped, known, fixed, planted_ok;
+	const char *logs;          /* --logs DIR, or NULL */
 };
+
+/* The counterexample's op log into DIR/PROPERTY.ops (--logs). */
+static void write_log(const char *dir, const struct props_prop *p,
+		      const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.ops", dir, p->name);
+	f = fopen(path, "w");
+	if (f) {
+		int bad = fputs(text, f) == EOF;
+
+		if (fclose(f) || bad)
+			f = NULL;
+	}
+	if (!f) {
+		errmsg("%s: %s", path, strerror(errno));
+		return;
+	}
+	printf("  op log: %s (fsoracle replay %s)\n", path, path);
+}
 
 static void run_one(const struct props_suite *s, const struct props_prop *p,
 		    const struct props_override *o, struct tally *t)
@@ -129,6 +155,8 @@ static void run_one(const struct props_suite *s, const struct props_prop *p,
 	if (s->planted)
 		po.db = NULL;
 	r = props_prop_run(p, &po, &rep);
+	if (r == PROPS_FAIL && t->logs && rep.cex_log)
+		write_log(t->logs, p, rep.cex_log);
 	if (s->planted) {
 		if (r == PROPS_FAIL) {
 			t->planted_ok++;
@@ -190,6 +218,8 @@ int cmd_prop(int argc, char **argv)
 			o.have_seed = 1;
 		} else if ((v = runopts_value("--db", argc, argv, &i, &bad))) {
 			o.db = v;
+		} else if ((v = runopts_value("--logs", argc, argv, &i, &bad))) {
+			tally.logs = v;
 		} else if (bad) {
 			errmsg("%s needs a value", argv[i]);
 			return EXIT_USAGE;

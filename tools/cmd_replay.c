@@ -45,8 +45,10 @@ static const char usage_exit[] =
 "the checker's class: 10 data mismatch, 11 size mismatch (or a file on\n"
 "one target only), 12 audit (fsck) failure, 13 result mismatch (an\n"
 "unexpected errno or byte count, a failed mount after a crash), 14\n"
-"checker error; 2 bad usage or an unreadable or malformed FILE; 3 a\n"
-"target could not be opened.\n";
+"checker error, 15 twin state mismatch (the engine targets' extents, free\n"
+"space or refcounts differ where the header's check=twins=PARTS asks);\n"
+"2 bad usage or an unreadable or malformed FILE; 3 a target could not\n"
+"be opened.\n";
 
 static void print_usage(FILE *f)
 {
