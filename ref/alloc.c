@@ -34,6 +34,9 @@
 #include <stdlib.h>
 
 #define META_RESERVE (2 * BT_MAX_LEVELS + 8)
+/* What the B+tree insert after one data allocation may need at most: a
+ * node per level and a new root. */
+#define MAP_FLOOR (BT_MAX_LEVELS + 1)
 
 static uint64_t group_len(const struct ref_fs *fs, const struct alloc_space *s,
 			  uint32_t g)
@@ -381,13 +384,36 @@ static int space_alloc(struct ref_fs *fs, struct alloc_space *s, uint64_t goal,
 /*
  * Data-device blocks a data allocation may take: busy blocks are free but
  * not usable, and the reserve for B+tree nodes must be made of blocks
- * that really are.
+ * that really are.  Delalloc writeback keeps a promise made when the
+ * write was taken: B+tree blocks allocated since may have used the
+ * reserve (alloc_common holds the promised blocks and MAP_FLOOR from
+ * them, never more), so it may go down to MAP_FLOOR.
  */
 uint64_t alloc_data_usable(const struct ref_fs *fs)
 {
 	uint64_t usable = fs->free_blocks - fs->busy.units;
+	uint64_t floor = fs->da_spending ? MAP_FLOOR : META_RESERVE;
 
-	return usable > META_RESERVE ? usable - META_RESERVE : 0;
+	return usable > floor ? usable - floor : 0;
+}
+
+/*
+ * Blocks B+tree nodes may take: the reserve is theirs, but not the blocks
+ * delalloc pages were promised, nor the floor their writeback's mappings
+ * need (on this device for rt files too): a write taken must be written
+ * back.  Checks before a change (bmap_can_insert) ask this too, so the
+ * change fails before it starts.
+ */
+uint64_t alloc_meta_room(const struct ref_fs *fs)
+{
+	uint64_t have = fs->free_blocks >= fs->busy.units ?
+			fs->free_blocks - fs->busy.units : 0;
+	uint64_t hold = 0;
+
+	if (fs->pc && !fs->da_spending &&
+	    (fs->pc->ndelalloc[0] | fs->pc->ndelalloc[1]))
+		hold = fs->pc->ndelalloc[0] + MAP_FLOOR;
+	return have > hold ? have - hold : 0;
 }
 
 uint64_t alloc_rt_usable(const struct ref_fs *fs)
@@ -437,6 +463,13 @@ static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		return -EROFS;
 	if (data) {
 		uint64_t room = data_room(fs);
+
+		if (room == 0)
+			return -ENOSPC;
+		if (maxlen > room)
+			maxlen = room;
+	} else {
+		uint64_t room = alloc_meta_room(fs);
 
 		if (room == 0)
 			return -ENOSPC;

@@ -507,8 +507,7 @@ bool bmap_can_insert(const struct ref_fs *fs, const struct ref_inode *ip,
 {
 	uint64_t need = (uint64_t)n * (ip->root.levels + 1u);
 
-	return fs->free_blocks >= fs->busy.units &&
-	       fs->free_blocks - fs->busy.units >= need;
+	return alloc_meta_room(fs) >= need;
 }
 
 /*

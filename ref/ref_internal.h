@@ -347,6 +347,8 @@ int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 /* Data blocks file data may still take (free, not busy, past the
  * B+tree reserve), delalloc reservations included. */
 uint64_t alloc_data_usable(const struct ref_fs *fs);
+/* Blocks B+tree nodes may take now (alloc.c). */
+uint64_t alloc_meta_room(const struct ref_fs *fs);
 /* rt blocks file data may still take (free, not busy; on a zoned device
  * not live, less the reclaim reserve), delalloc reservations included. */
 uint64_t alloc_rt_usable(const struct ref_fs *fs);

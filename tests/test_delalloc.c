@@ -214,6 +214,49 @@ static uint8_t *mixed_file(struct dfs *z, uint64_t *ino)
 	return buf;
 }
 
+/*
+ * A write taken as delalloc is written back, whatever B+tree blocks other
+ * ops allocated since.  Here one page is promised with the device nearly
+ * full, then writes into an unwritten extent split its records (every
+ * other block converted: B+tree blocks only, no data block); the
+ * remount's writeback must still find the page its block.  The B+tree
+ * allocations may fail with ENOSPC first: they must not take the
+ * promised block and the floor its mapping needs.
+ */
+TEST(a_delalloc_write_is_written_back_after_b_tree_blocks_took_the_reserve)
+{
+	struct ref_mkfs_opts o = { .btree_maxrecs = 4, .inodes = 16 };
+	static uint8_t page[BS];
+	struct ref_statfs sf;
+	struct dfs z = { 0 };
+	uint64_t a, b, off = 0;
+	int64_t r = 0;
+
+	CHECK_OK(hw_open("mem:8m", &z.dev, NULL, 0));
+	CHECK_OK(ref_mkfs(z.dev, &o));
+	CHECK_OK(d_mount(&z, "delalloc,pagecache=64"));
+	CHECK_OK(ref_create(z.fs, "a", &a));
+	CHECK_OK(ref_create(z.fs, "b", &b));
+	/* a: unwritten extents until about 80 blocks are left */
+	for (;;) {
+		CHECK_OK(ref_statfs(z.fs, &sf));
+		if (sf.free_blocks <= 80)
+			break;
+		CHECK_OK(ref_fallocate(z.fs, a, 0, off, 16 * BS));
+		off += 16 * BS;
+	}
+	CHECK_OK(ref_sync(z.fs));
+	/* b: one delalloc page, promised */
+	fill(page, BS, 7, 0);
+	CHECK_EQ(ref_pwrite(z.fs, b, page, BS, 0), (int64_t)BS);
+	CHECK_EQ(z.fs->pc->ndelalloc[0], 1);
+	/* a: every other block written, splitting its records */
+	for (uint64_t blk = 1; blk * BS < off && r >= 0; blk += 2)
+		r = ref_pwrite(z.fs, a, page, 1, blk * BS);
+	CHECK(r == 1 || r == -ENOSPC);
+	audited_and_remounted(&z, "delalloc,pagecache=64", b, page, BS);
+}
+
 TEST(compressed_writeback_reads_back_everywhere)
 {
 	size_t len = MB + 256 * KB;
