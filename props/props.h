@@ -402,6 +402,11 @@ void props_ops_free(void *inst, void *env);
 void props_ops_print(FILE *f, const void *inst, void *env);
 #define PROPS_OPS_TYPE(envp) { .name = "ops", .alloc = props_ops_alloc,      \
 	.free = props_ops_free, .print = props_ops_print, .env = (void *)(envp) }
+/* An op log a suite builds itself (its instance starts with the op_seq):
+ * printed as the log, so `fsoracle prop --logs` writes it. */
+#define PROPS_LOG_TYPE(nm, allocfn, envp) { .name = (nm),                    \
+	.alloc = (allocfn), .free = props_ops_free, .print = props_ops_print, \
+	.env = (void *)(envp) }
 /* Generate one op sequence into seq (appended); 0 or -ENOMEM. */
 int props_ops_gen(struct props_trial *t, const struct props_ops_env *env,
 		  struct op_seq *seq);

@@ -108,10 +108,8 @@ static int cow_alloc(struct props_trial *t, void *env, void **out)
 	return PROPS_PASS;
 }
 
-static const struct props_type cow_log = {
-	.name = "cow log", .alloc = cow_alloc, .free = props_ops_free,
-	.print = props_ops_print,
-};
+static const struct props_type cow_log =
+	PROPS_LOG_TYPE("cow log", cow_alloc, NULL);
 
 static int twins_agree(struct props_trial *t, void *seq)
 {

@@ -1,9 +1,11 @@
 /*
  * suite_exchange.c - exchange range: the engine against the model, and
- * what a swap of mappings must leave alone.  A generated case writes two
- * files whole, then mixes writes, preallocations, punches, clones,
+ * what a swap of mappings must leave alone.  A generated op log writes
+ * two files whole, then mixes writes, preallocations, punches, clones,
  * exchanges (block-aligned, inside the files, so most of them swap),
- * fsyncs and power cuts over them.
+ * fsyncs and crashes over them; its header names the filesystem, the
+ * targets and check=each, so a counterexample replays and minimizes as
+ * is (what one exchange must keep is the property's own check).
  *
  *     f0  | A A | hole | u u | A |        exchange f0 1..3 <-> f1 4..6
  *     f1  | B B B B | C C C C C |   ->   the pieces change files whole
@@ -14,23 +16,25 @@
  *                              filesystem, fan-out 4, maxext 5, a 64-block
  *                              log): same results, bytes and sizes after
  *                              every op, audits pass, crashes recover
- *   exchange_keeps_every_block each exchange on the engine leaves the
- *                              files' sizes, the blocks the two files map
- *                              (each with its state, whichever file has
- *                              it), the refcount records and the free
- *                              space (data-fork B+tree nodes aside; a
- *                              remount before it frees COW staging) as
- *                              they were;
- *                              the audit passes
+ *   exchange_keeps_every_block the same log with a remount before each
+ *                              exchange (it frees COW staging) and no
+ *                              crash (an fsync in its place), on the
+ *                              engine and the model: each exchange
+ *                              leaves the files' sizes, the blocks the
+ *                              two files map (each with its state,
+ *                              whichever file has it), the refcount
+ *                              records and the free space (data-fork
+ *                              B+tree nodes aside) as they were; the
+ *                              audit passes after every op
  */
 #include "props/props.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness/op.h"
-#include "hw/hw.h"
 #include "ref/ref.h"
 
 #define MAXSTEPS 10
@@ -42,69 +46,8 @@
 
 enum { X_WRITE, X_FALLOC, X_PUNCH, X_CLONE, X_EXCHANGE, X_FSYNC, X_CRASH,
        NXKINDS };
-static const char *const xkind_name[NXKINDS] = {
-	"pwrite", "falloc -k", "fpunch", "reflink", "exchangerange", "fsync",
-	"crash" };
 
 struct xstep { unsigned kind, file, src; uint64_t off, len, soff; };
-struct xcase {
-	struct xstep step[MAXSTEPS];
-	unsigned nsteps;
-};
-
-static int case_alloc(struct props_trial *t, void *env, void **out)
-{
-	struct xcase *c = calloc(1, sizeof(*c));
-	struct props_many m = PROPS_MANY(1, MAXSTEPS, 5);
-
-	(void)env;
-	if (!c)
-		return PROPS_ERROR;
-	while (props_more(t, &m)) {
-		struct xstep *st = &c->step[c->nsteps++];
-
-		/* all zeros: an exchange of block 0 of f0 with itself */
-		st->kind = (X_EXCHANGE + (unsigned)props_below(t, NXKINDS)) %
-			   NXKINDS;
-		st->file = (unsigned)props_below(t, 2);
-		st->src = (unsigned)props_below(t, 2);
-		st->off = props_below(t, SPAN);
-		st->soff = props_below(t, SPAN);
-		st->len = 1 + props_below(t, SPAN / 2);
-	}
-	*out = c;
-	return PROPS_PASS;
-}
-
-static void case_print(FILE *f, const void *inst, void *env)
-{
-	const struct xcase *c = inst;
-
-	(void)env;
-	fprintf(f, "mkfs %s; f0, f1 written to %u blocks of %u bytes, then:\n",
-		MKFS, SPAN, BSZ);
-	for (unsigned i = 0; i < c->nsteps; i++) {
-		const struct xstep *s = &c->step[i];
-
-		fprintf(f, "  %s f%u block %llu, %llu blocks", xkind_name[s->kind],
-			s->file, (unsigned long long)s->off,
-			(unsigned long long)s->len);
-		if (s->kind == X_CLONE || s->kind == X_EXCHANGE)
-			fprintf(f, " <-> f%u block %llu", s->src,
-				(unsigned long long)s->soff);
-		fputc('\n', f);
-	}
-}
-
-static const struct props_type case_type = {
-	.name = "exchange case", .alloc = case_alloc, .print = case_print,
-};
-
-/* ---- exchange_matches_model ---- */
-
-static struct props_targets pt = {
-	.list = "engine,naive,model", .dev = DEV, .mkfs = MKFS,
-};
 
 static void to_op(const struct xstep *s, struct op *op)
 {
@@ -127,31 +70,73 @@ static void to_op(const struct xstep *s, struct op *op)
 	}
 }
 
-static int matches_model(struct props_trial *t, void *arg)
+/* The case as an op log: both files written whole, then the steps (when
+ * env says so a remount before each exchange, and fsync for crash: what
+ * an exchange keeps is asked of files that are there). */
+static int case_alloc(struct props_trial *t, void *env, void **out)
 {
-	const struct xcase *c = arg;
-	struct op_seq seq;
+	struct props_many m = PROPS_MANY(1, MAXSTEPS, 5);
+	struct op_seq *seq = malloc(sizeof(*seq));
+	const int remounts = env != NULL;
 	struct op op;
-	int res = PROPS_ERROR;
+	int err = 0;
 
-	op_seq_init(&seq);
-	for (unsigned f = 0; f < 2; f++) {
+	if (!seq)
+		return PROPS_ERROR;
+	op_seq_init(seq);
+	snprintf(seq->hdr.dev, sizeof(seq->hdr.dev), "%s", DEV);
+	snprintf(seq->hdr.mkfs, sizeof(seq->hdr.mkfs), "%s", MKFS);
+	snprintf(seq->hdr.targets, sizeof(seq->hdr.targets), "%s",
+		 remounts ? "engine,model" : "engine,naive,model");
+	snprintf(seq->hdr.check, sizeof(seq->hdr.check), "each");
+	for (unsigned f = 0; f < 2 && !err; f++) {
 		memset(&op, 0, sizeof(op));
 		op.kind = OP_PWRITE;
 		op.file = (uint8_t)f;
 		op.len = SPAN * BSZ;
-		if (op_seq_push(&seq, &op))
-			goto out;
+		err = op_seq_push(seq, &op);
 	}
-	for (unsigned i = 0; i < c->nsteps; i++) {
-		to_op(&c->step[i], &op);
-		if (op_seq_push(&seq, &op))
-			goto out;
+	while (!err && props_more(t, &m)) {
+		struct xstep st;
+
+		/* all zeros: an exchange of block 0 of f0 with itself */
+		st.kind = (X_EXCHANGE + (unsigned)props_below(t, NXKINDS)) %
+			  NXKINDS;
+		st.file = (unsigned)props_below(t, 2);
+		st.src = (unsigned)props_below(t, 2);
+		st.off = props_below(t, SPAN);
+		st.soff = props_below(t, SPAN);
+		st.len = 1 + props_below(t, SPAN / 2);
+		if (remounts && st.kind == X_EXCHANGE) {
+			memset(&op, 0, sizeof(op));
+			op.kind = OP_REMOUNT;
+			err = op_seq_push(seq, &op);
+		}
+		to_op(&st, &op);
+		if (remounts && op.kind == OP_CRASH) /* the files must stay */
+			op.kind = OP_FSYNC;
+		if (!err)
+			err = op_seq_push(seq, &op);
 	}
-	res = props_check_ops(t, &pt, &seq, NULL);
-out:
-	op_seq_free(&seq);
-	return res;
+	if (err) {
+		props_ops_free(seq, NULL);
+		return PROPS_ERROR;
+	}
+	*out = seq;
+	return PROPS_PASS;
+}
+
+static const int with_remounts = 1;
+static const struct props_type case_log =
+	PROPS_LOG_TYPE("exchange log", case_alloc, NULL);
+static const struct props_type remount_log =
+	PROPS_LOG_TYPE("exchange log", case_alloc, &with_remounts);
+
+/* ---- exchange_matches_model ---- */
+
+static int matches_model(struct props_trial *t, void *seq)
+{
+	return props_check_log(t, seq, NULL, NULL, NULL);
 }
 
 /* ---- exchange_keeps_every_block ---- */
@@ -255,102 +240,66 @@ static const char *kept_diff(const struct kept *a, const struct kept *b)
 	return NULL;
 }
 
-static void quiet(void *arg, const char *line) { (void)arg; (void)line; }
+/* Snapshots around each exchange of the log, on the engine. */
+struct keep_run {
+	const struct op_seq *seq;
+	struct kept k[2];
+};
 
-/* One step straight on the engine; crashes and fsyncs are left out. */
-static int64_t apply(struct ref_fs *fs, const uint64_t *ino,
-		     const struct xstep *s, uint8_t *buf)
+static int keep_hook(struct props_trial *t, struct target **tg, int n,
+		     uint64_t opno, void *arg)
 {
-	uint64_t f = ino[s->file], src = ino[s->src];
+	struct keep_run *r = arg;
+	const struct op_seq *seq = r->seq;
+	int before = opno && opno < seq->n &&
+		     seq->ops[opno].kind == OP_EXCHANGE_RANGE;
+	int after = opno && seq->ops[opno - 1].kind == OP_EXCHANGE_RANGE;
+	const char *what;
 
-	switch (s->kind) {
-	case X_WRITE:
-		memset(buf, (int)(s->off * 7 + s->len) | 1, s->len * BSZ);
-		return ref_pwrite(fs, f, buf, s->len * BSZ, s->off * BSZ);
-	case X_FALLOC:
-		return ref_fallocate(fs, f, REF_FALLOC_KEEP_SIZE, s->off * BSZ,
-				     s->len * BSZ);
-	case X_PUNCH:
-		return ref_fallocate(fs, f, REF_FALLOC_KEEP_SIZE |
-				     REF_FALLOC_PUNCH_HOLE, s->off * BSZ,
-				     s->len * BSZ);
-	case X_CLONE:
-		return ref_clone_range(fs, f, s->off * BSZ, src, s->soff * BSZ,
-				       s->len * BSZ);
-	case X_EXCHANGE:
-		return ref_exchange_range(fs, f, s->off * BSZ, src,
-					  s->soff * BSZ, s->len * BSZ);
-	default:
-		return 0;
+	if (!before && !after)
+		return PROPS_PASS;
+	for (int i = 0; i < n; i++) {
+		struct ref_fs *fs;
+		uint64_t ino[2];
+		int err;
+
+		if (!tg[i]->ops->twin) /* not an engine */
+			continue;
+		fs = engine_target_fs(tg[i]);
+		err = !fs ? -EIO : ref_lookup(fs, tg[i]->names[0], &ino[0]);
+		if (!err)
+			err = ref_lookup(fs, tg[i]->names[1], &ino[1]);
+		if (!err)
+			err = snapshot(fs, ino, &r->k[before ? 0 : 1]);
+		if (err) {
+			props_note(t, "op %llu: the engine's state: %s",
+				   (unsigned long long)opno, ref_strerror(err));
+			return PROPS_ERROR;
+		}
+		if (before)
+			return PROPS_PASS;
+		what = kept_diff(&r->k[0], &r->k[1]);
+		if (what) {
+			props_note(t, "op %llu: the exchange changed %s",
+				   (unsigned long long)opno, what);
+			return PROPS_FAIL;
+		}
+		return PROPS_PASS;
 	}
+	props_note(t, "no engine target");
+	return PROPS_ERROR;
 }
 
 static int keeps_every_block(struct props_trial *t, void *arg)
 {
-	const struct xcase *c = arg;
-	struct ref_mkfs_opts mo = { 0 };
-	struct ref_mount_opts mnt = { 0 };
-	struct hw_dev *dev = NULL;
-	struct ref_fs *fs = NULL;
-	struct kept *k = calloc(2, sizeof(*k));
-	uint8_t *buf = malloc(SPAN * BSZ);
-	uint64_t ino[2];
-	int res = PROPS_ERROR;
-	char err[160];
+	struct keep_run *r = calloc(1, sizeof(*r));
+	int res;
 
-	if (!k || !buf || hw_open(DEV, &dev, NULL, 0) ||
-	    ref_parse_mkfs_opts(MKFS, &mo, err, sizeof(err)) ||
-	    ref_mkfs(dev, &mo) || ref_mount(dev, &mnt, &fs) ||
-	    ref_create(fs, "f0", &ino[0]) || ref_create(fs, "f1", &ino[1]))
-		goto out;
-	for (unsigned f = 0; f < 2; f++) {
-		memset(buf, (int)f + 1, SPAN * BSZ);
-		if (ref_pwrite(fs, ino[f], buf, SPAN * BSZ, 0) != SPAN * BSZ)
-			goto out;
-	}
-	res = PROPS_PASS;
-	for (unsigned i = 0; i < c->nsteps && res == PROPS_PASS; i++) {
-		const struct xstep *s = &c->step[i];
-		const char *what;
-		int64_t r;
-
-		/* a remount first frees the COW preallocations, whose
-		 * staging tree's nodes the space count cannot see */
-		if (s->kind == X_EXCHANGE &&
-		    (ref_unmount(fs) || (fs = NULL, ref_mount(dev, &mnt, &fs)) ||
-		     snapshot(fs, ino, &k[0]))) {
-			res = PROPS_ERROR;
-			break;
-		}
-		r = apply(fs, ino, s, buf);
-		if (r < 0 && r != -EINVAL) {
-			props_note(t, "step %u: %s failed: %s", i + 1,
-				   xkind_name[s->kind], ref_strerror((int)r));
-			res = PROPS_FAIL;
-		} else if (s->kind == X_EXCHANGE) {
-			if (snapshot(fs, ino, &k[1])) {
-				res = PROPS_ERROR;
-				break;
-			}
-			what = kept_diff(&k[0], &k[1]);
-			if (what) {
-				props_note(t, "step %u: the exchange changed %s",
-					   i + 1, what);
-				res = PROPS_FAIL;
-			}
-		}
-		if (res == PROPS_PASS && ref_audit(fs, quiet, NULL)) {
-			props_note(t, "step %u: the audit fails after %s", i + 1,
-				   xkind_name[s->kind]);
-			res = PROPS_FAIL;
-		}
-	}
-out:
-	if (fs)
-		ref_abandon(fs);
-	hw_close(dev);
-	free(k);
-	free(buf);
+	if (!r)
+		return PROPS_ERROR;
+	r->seq = arg;
+	res = props_check_log(t, arg, NULL, keep_hook, r);
+	free(r);
 	return res;
 }
 
@@ -360,13 +309,14 @@ static const struct props_prop props[] = {
 		.doc = "exchanges mixed with writes, preallocations, punches, "
 		       "clones, fsyncs and crashes: the engine, its naive twin "
 		       "and the model agree; audits pass",
-		.cfg = PROPS_TARGETS_CFG(matches_model, &case_type, &pt),
+		.cfg = { .prop1 = matches_model, .types = { &case_log } },
 	},
 	{
 		.name = "exchange_keeps_every_block",
 		.doc = "an exchange keeps sizes, the blocks the files map and "
 		       "their states, refcounts and free space; audits pass",
-		.cfg = { .prop1 = keeps_every_block, .types = { &case_type } },
+		.cfg = { .prop1 = keeps_every_block,
+			 .types = { &remount_log } },
 	},
 };
 

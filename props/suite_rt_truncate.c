@@ -147,10 +147,8 @@ static int case_alloc(struct props_trial *t, void *env, void **out)
 	return PROPS_PASS;
 }
 
-static const struct props_type case_log = {
-	.name = "rt truncate log", .alloc = case_alloc, .free = props_ops_free,
-	.print = props_ops_print,
-};
+static const struct props_type case_log =
+	PROPS_LOG_TYPE("rt truncate log", case_alloc, NULL);
 
 /* ---- one truncate's work, per twin ---- */
 
