@@ -57,10 +57,33 @@ static int persist(struct ref_fs *fs, uint64_t off, uint64_t len)
  * format otherwise keeps zero), then into place with the copy beside it:
  * at any cut one of the two is whole, and a reader that finds the first
  * damaged takes the copy (hdr_repair).
+ *
+ * That holds only while the header in place is whole when the copy is
+ * overwritten.  A reader repairs in memory: after a cut that tore the
+ * header in place, the device keeps the torn one and a whole copy, and
+ * a copy-first write torn by the next cut would leave both torn (the
+ * journal header unreadable at the next mount).  So when the header in
+ * place does not verify, the new one goes there first, persisted, and
+ * the copy after it.
  */
+static int header_in_place_whole(struct ref_fs *fs, uint64_t off,
+				 const void *data, bool *whole)
+{
+	uint8_t sec[HDR_SECTOR];
+	const uint8_t *d = data;
+	int err = hw_read(fs->dev, off, sec, HDR_SECTOR);
+
+	if (!err)
+		*whole = blk_verify(sec, HDR_SECTOR, get32(d + BLKHDR_MAGIC),
+				    get64(d + BLKHDR_BLKNO)) == 0;
+	return err;
+}
+
 static int header_copy_first(struct ref_fs *fs, uint64_t off,
 			     const void *data, uint8_t **whole)
 {
+	uint64_t first = off + HDR_SECTOR;
+	bool in_place_whole = true;
 	int err;
 
 	*whole = malloc(fs->bs);
@@ -68,10 +91,14 @@ static int header_copy_first(struct ref_fs *fs, uint64_t off,
 		return -ENOMEM;
 	memcpy(*whole, data, fs->bs);
 	memcpy(*whole + HDR_SECTOR, data, HDR_SECTOR);
-	err = hw_write(fs->dev, off + HDR_SECTOR, data, HDR_SECTOR, HW_META);
+	err = header_in_place_whole(fs, off, data, &in_place_whole);
+	if (!err && !in_place_whole)
+		first = off;
+	if (!err)
+		err = hw_write(fs->dev, first, data, HDR_SECTOR, HW_META);
 	if (!err) {
 		fs->dio.metas++;
-		err = persist(fs, off + HDR_SECTOR, HDR_SECTOR);
+		err = persist(fs, first, HDR_SECTOR);
 	}
 	return err;
 }
