@@ -46,7 +46,8 @@ static const char *const engine_kinds[] = { "engine", "naive", "fallback" };
 /* Is s an engine kind followed by ':' or the end?  Its pin + 1, or 0. */
 static int engine_kind(const char *s)
 {
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < sizeof(engine_kinds) / sizeof(engine_kinds[0]);
+	     i++) {
 		size_t l = strlen(engine_kinds[i]);
 
 		if (strncmp(s, engine_kinds[i], l) == 0 &&

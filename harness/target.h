@@ -208,6 +208,9 @@ int planted_target_new(const char *bug, struct target **out, char *err,
 int exchange_range_checks(uint64_t off1, uint64_t size1, uint64_t off2,
 			  uint64_t size2, uint64_t len, uint32_t unit, int same);
 
+/* An engine target's pin, or -1 when t is no engine target (the model,
+ * the host, a planted bug). */
+int engine_target_pin(const struct target *t);
 /* The engine target's mounted filesystem (NULL after a failed mount), for
  * inspection commands; t must come from engine_target_new. */
 struct ref_fs;

@@ -709,6 +709,12 @@ static const struct target_ops engine_ops = {
 	.destroy = engine_destroy,
 };
 
+int engine_target_pin(const struct target *t)
+{
+	return t->ops == &engine_ops ? (int)to_engine((struct target *)t)->pin :
+				       -1;
+}
+
 /* The data device, with a crash layer for power cuts (see the top). */
 static int open_data_dev(struct engine *e, const char *dev, int cuts,
 			 char *err, size_t errlen)

@@ -143,17 +143,15 @@ static int overlaps(const struct listing *l, uint64_t b, uint64_t n)
 }
 
 /* The twin's files' data and COW forks (a file not made yet: empty). */
-static int listings(struct ref_fs *fs, struct listing data[2],
-		    struct listing fork[2])
+static int listings(struct target *tg, struct ref_fs *fs,
+		    struct listing data[2], struct listing fork[2])
 {
 	for (int f = 0; f < 2; f++) {
-		char name[8];
 		uint64_t ino;
 		int err;
 
 		data[f].n = fork[f].n = 0;
-		snprintf(name, sizeof(name), "f%d", f);
-		err = ref_lookup(fs, name, &ino);
+		err = ref_lookup(fs, tg->names[f], &ino);
 		if (err == -ENOENT)
 			continue;
 		if (!err)
@@ -166,12 +164,13 @@ static int listings(struct ref_fs *fs, struct listing data[2],
 	return 0;
 }
 
-static int staging_of(struct props_trial *t, const char *name,
+static int staging_of(struct props_trial *t, struct target *tg,
 		      struct ref_fs *fs, uint64_t opno)
 {
+	const char *name = tg->name;
 	struct listing data[2], fork[2];
 
-	if (listings(fs, data, fork))
+	if (listings(tg, fs, data, fork))
 		return PROPS_ERROR;
 	for (int f = 0; f < 2; f++)
 		for (int j = 0; j < fork[f].n; j++) {
@@ -198,15 +197,16 @@ static int staging_of(struct props_trial *t, const char *name,
 /* What the twin's path counts: one intent and roll per remap (naive),
  * every remap a fallback (fallback), an intent only for a fallback it
  * took (optimized). */
-static int counts_of(struct props_trial *t, const char *name,
+static int counts_of(struct props_trial *t, const struct target *tg,
 		     const struct ref_counters *c, uint64_t opno)
 {
+	const char *name = tg->name;
 	int bad;
 
-	if (!strncmp(name, "naive", 5))
+	if (engine_target_pin(tg) == ENGINE_NAIVE)
 		bad = c->cow_intents != c->cow_remaps ||
 		      c->cow_tx_rolls != c->cow_remaps || c->cow_fallbacks;
-	else if (!strncmp(name, "fallback", 8))
+	else if (engine_target_pin(tg) == ENGINE_FALLBACK)
 		bad = c->cow_fallbacks != c->cow_remaps;
 	else
 		bad = c->cow_intents != c->cow_fallbacks;
@@ -230,14 +230,14 @@ static int staging_hook(struct props_trial *t, struct target **tg, int n,
 	for (int i = 0; i < n && res == PROPS_PASS; i++) {
 		struct ref_fs *fs;
 
-		if (!tg[i]->ops->twin) /* not an engine */
+		if (engine_target_pin(tg[i]) < 0)
 			continue;
 		fs = engine_target_fs(tg[i]);
 		if (!fs)
 			return PROPS_ERROR;
-		res = staging_of(t, tg[i]->name, fs, opno);
+		res = staging_of(t, tg[i], fs, opno);
 		if (res == PROPS_PASS)
-			res = counts_of(t, tg[i]->name, ref_counters(fs), opno);
+			res = counts_of(t, tg[i], ref_counters(fs), opno);
 	}
 	return res;
 }

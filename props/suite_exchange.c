@@ -263,7 +263,7 @@ static int keep_hook(struct props_trial *t, struct target **tg, int n,
 		uint64_t ino[2];
 		int err;
 
-		if (!tg[i]->ops->twin) /* not an engine */
+		if (engine_target_pin(tg[i]) < 0)
 			continue;
 		fs = engine_target_fs(tg[i]);
 		err = !fs ? -EIO : ref_lookup(fs, tg[i]->names[0], &ino[0]);

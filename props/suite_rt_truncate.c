@@ -156,11 +156,14 @@ enum { W_NAIVE, W_OPT, W_FALLBACK, NWAYS };
 static const char *const way_name[NWAYS] = { "naive", "optimized",
 					     "fallback" };
 
+/* The twin an engine target is, by its pin. */
 static int way_of(const struct target *t)
 {
-	if (!strncmp(t->name, "naive", 5))
-		return W_NAIVE;
-	return strncmp(t->name, "fallback", 8) ? W_OPT : W_FALLBACK;
+	switch (engine_target_pin(t)) {
+	case ENGINE_NAIVE: return W_NAIVE;
+	case ENGINE_FALLBACK: return W_FALLBACK;
+	default: return W_OPT;
+	}
 }
 
 /* Written bytes (and blocks) of [a, b) in the current map. */
@@ -333,7 +336,7 @@ static int truncate_hook(struct props_trial *t, struct target **tg, int n,
 		uint64_t ino;
 		int way, err;
 
-		if (!tg[i]->ops->twin) /* not an engine */
+		if (engine_target_pin(tg[i]) < 0)
 			continue;
 		fs = engine_target_fs(tg[i]);
 		way = way_of(tg[i]);
