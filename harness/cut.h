@@ -20,9 +20,14 @@
  *                  a dropped one is torn in the device's atomic units
  *                  (512-byte sectors; 8-byte words on pmem) by coin too
  *
- * The coins are keyed by a write's place among the pending ones
- * (hw_cut.relative), so a log replays to the same cut on a fresh device
- * whatever ran before it.  On pmem the writes are stores and the points
+ * An engine with a realtime device has one power domain over both
+ * devices (hw_crash_join): points are counted over both, the failure
+ * stops both, and one cut decides the writes of both.  The coins are
+ * keyed by a write's place among the domain's pending ones
+ * (hw_cut.relative), so a log replays to the same cut on fresh devices
+ * whatever ran before it.  On zoned:mem and zoned:file the cut rewinds
+ * write pointers and undoes the zone resets and finishes made after the
+ * failure.  On pmem the writes are stores and the points
  * the persists of hw/pmem.c's real path, so a store the engine never
  * persisted is what a cut loses or tears.
  */

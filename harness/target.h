@@ -174,10 +174,12 @@ struct target_env {
 	int keep_image;           /* engine on a persistent device (file:):
 				     mount what is there instead of mkfs,
 				     and reset by unlinking our files        */
-	int power_cuts;           /* engines stack a crash layer on their
-				     device (not null:, zbd:) and take `cut`
-				     ops (harness/cut.h); without it they
-				     list cut as unsupported                */
+	int power_cuts;           /* engines stack crash layers, one power
+				     domain, on their data and realtime
+				     devices (not null:, zoned:null, zbd:)
+				     and take `cut` ops (harness/cut.h);
+				     without it they list cut as
+				     unsupported                            */
 };
 
 /* Constructors.  0 or -errno with one line in err. */

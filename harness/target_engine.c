@@ -31,18 +31,27 @@
  * `fallback` op says (every optimized path forced to its fallback: the
  * third twin of the path suites).
  *
- * Power cuts (target_env.power_cuts): the data device gets a crash layer
- * ("crash:" + its spec, unless the spec has one; not on null:, whose
- * data is gone anyway, nor zoned: and zbd:, where a plan cannot be armed
- * and a zone cannot always be rewound) and `cut` ops go through it as
- * harness/cut.h says: the point arms a plan, the seed picks the cut, and
- * the cut the checker asks for after the failure is abandon, cut, mount.
- * An engine with a realtime device takes no cuts yet: the two devices
- * would have to lose power together (a realtime device that runs on
- * after the data device's power failed is a state no machine reaches,
- * and the checker called one such state an audit failure).
- * `crash` keeps every write issued (a cut that keeps all).  Without the
- * layer, cut is unsupported.
+ * Power cuts (target_env.power_cuts): the data device and the realtime
+ * device each get a crash layer ("crash:" + the spec, unless the spec
+ * has one), joined into one power domain (hw_crash_join): one machine,
+ * one power supply, so a plan fails the power of both at the point it
+ * names, counted over both devices' flushes and FUA writes in issue
+ * order, and one cut rebuilds both (a realtime device that ran on after
+ * the data device's power failed is a state no machine reaches):
+ *
+ *   data  crash:mem:64m   --+
+ *                           +-- one domain: one plan, one cut
+ *   rt    crash:zoned:mem --+
+ *
+ * On the emulated zone model (zoned:mem, zoned:file) the cut rewinds
+ * write pointers and undoes the zone resets and finishes issued after
+ * the failure.  No cuts when either device is null: or zoned:null
+ * (their data is gone anyway) or zbd: (real zoned hardware, whose write
+ * pointers cannot be moved back): cut is then unsupported.  `cut` ops
+ * go through the domain as harness/cut.h says: the point arms a plan,
+ * the seed picks the cut, and the cut the checker asks for after the
+ * failure is abandon, cut, mount.  `crash` keeps every write issued (a
+ * cut that keeps all).
  *
  * With a realtime device, collapse and insert must be rt-extent-aligned
  * on realtime files (as XFS); the model has one alignment unit for all
@@ -186,7 +195,11 @@ static int do_mkfs_mount(struct engine *e)
 	if (!ret)
 		ret = do_mount(e);
 	/* a cut never reaches back past a fresh filesystem */
-	return !ret && e->cuts ? hw_flush(e->dev) : ret;
+	if (!ret && e->cuts)
+		ret = hw_flush(e->dev);
+	if (!ret && e->cuts && e->rtdev)
+		ret = hw_flush(e->rtdev);
+	return ret;
 }
 
 /*
@@ -715,23 +728,57 @@ int engine_target_pin(const struct target *t)
 				       -1;
 }
 
-/* The data device, with a crash layer for power cuts (see the top). */
-static int open_data_dev(struct engine *e, const char *dev, int cuts,
-			 char *err, size_t errlen)
+/*
+ * Can spec take a crash layer (see the top)?  Not null: or zoned:null,
+ * whose data is gone anyway, nor zbd:, real zoned hardware, whose write
+ * pointers a cut cannot move back.
+ */
+static int cuttable(const char *spec)
 {
-	char spec[600];
+	return strncmp(spec, "null:", 5) && strncmp(spec, "zbd:", 4) &&
+	       strncmp(spec, "zoned:null", 10);
+}
+
+/* Open spec, under a crash layer when cuts is set and it has none. */
+static int open_dev(const char *spec, int cuts, struct hw_dev **dev,
+		    char *err, size_t errlen)
+{
+	char buf[600];
+
+	if (cuts && !strstr(spec, "crash:") && !strstr(spec, "crash[") &&
+	    (size_t)snprintf(buf, sizeof(buf), "crash:%s", spec) < sizeof(buf))
+		spec = buf;
+	return hw_open(spec, dev, err, errlen);
+}
+
+/*
+ * The data device and the realtime device (rt: NULL for none), with
+ * crash layers in one power domain for power cuts (see the top).
+ */
+static int open_devs(struct engine *e, const char *dev, const char *rt,
+		     int cuts, char *err, size_t errlen)
+{
 	int ret;
 
-	if (cuts && strncmp(dev, "null:", 5) && strncmp(dev, "zbd:", 4) &&
-	    strncmp(dev, "zoned:", 6) &&
-	    !strstr(dev, "crash:") && !strstr(dev, "crash[") &&
-	    (size_t)snprintf(spec, sizeof(spec), "crash:%s", dev) < sizeof(spec))
-		dev = spec;
-	ret = hw_open(dev, &e->dev, err, errlen);
-	e->cuts = !ret && hw_crash_pending(e->dev) >= 0;
+	if (cuts && !(cuttable(dev) && (!rt || cuttable(rt)))) {
+		size_t n = strlen(e->t.note);
+
+		snprintf(e->t.note + n, sizeof(e->t.note) - n, "; no power cut "
+			 "on zbd: (its zones cannot be rewound), null:, "
+			 "zoned:null");
+		cuts = 0;
+	}
+	ret = open_dev(dev, cuts, &e->dev, err, errlen);
+	if (!ret && rt)
+		ret = open_dev(rt, cuts, &e->rtdev, err, errlen);
+	if (ret)
+		return ret;
+	e->cuts = hw_crash_pending(e->dev) >= 0 &&
+		  (!rt || (hw_crash_pending(e->rtdev) >= 0 &&
+			   hw_crash_join(e->dev, e->rtdev) == 0));
 	if (!e->cuts)
 		e->t.unsupported |= 1ull << OP_CUT;
-	return ret;
+	return 0;
 }
 
 int engine_target_new(const char *dev, enum engine_pin pin,
@@ -759,11 +806,8 @@ int engine_target_new(const char *dev, enum engine_pin pin,
 		 env && env->mkfs ? env->mkfs : "");
 	snprintf(e->own_mount, sizeof(e->own_mount), "%s",
 		 env && env->mount ? env->mount : "");
-	/* with a realtime device no cuts yet: see the top */
-	ret = open_data_dev(e, dev, env && env->power_cuts &&
-			    !(env->rtdev && env->rtdev[0]), err, errlen);
-	if (!ret && env && env->rtdev && env->rtdev[0])
-		ret = hw_open(env->rtdev, &e->rtdev, err, errlen);
+	ret = open_devs(e, dev, env && env->rtdev && env->rtdev[0] ?
+			env->rtdev : NULL, env && env->power_cuts, err, errlen);
 	if (!ret)
 		ret = engine_options(e, e->own_mkfs, e->own_mount, err, errlen);
 	if (ret)

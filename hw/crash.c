@@ -54,6 +54,29 @@
  * durable any more; the next cut restores the power.  A lying point is
  * acknowledged and does nothing: a flush forgets no record, a FUA write
  * stays pending, a persist marks nothing.
+ *
+ * On zones, what runs on after the failure can reset or finish a zone,
+ * which the zone model does at once and no cut could rewind.  So these
+ * become lost records too: a finish as a lost write of the zone's rest,
+ * a reset as one holding the bytes it threw away, which the cut writes
+ * back (hw_zoned_restore) before it rewinds.  Real zoned hardware has no
+ * such undo: a plan there is -EOPNOTSUPP.
+ *
+ * Power domains (hw_crash_join): the crash layers of devices that share
+ * a power supply, a filesystem's data and realtime devices, form one
+ * group.  Each device keeps its records, but the group numbers the
+ * writes of all of them in one sequence and owns the plan:
+ *
+ *   data   W1      F          W4   F(void)
+ *   rt         W2     W3  F!           W5
+ *   seq     1  2      3   .    4       5
+ *   point              1  2 = fail_at: both devices go dark
+ *
+ * so a point counts flushes of either device, a failure on one is a
+ * failure on both, and a cut decides the pending writes of both in
+ * issue order (PREFIX and MASK count them so, RANDOM's coins are keyed
+ * by the distance from the group's oldest pending write) and rebuilds
+ * every device of the group.  A device alone is a group of one.
  */
 #include "hw/hw_internal.h"
 
@@ -70,21 +93,38 @@ struct crash_rec {
 	bool durable;
 	bool seqzone;
 	bool lost;             /* written after the power failed: dropped */
+	bool reset;            /* a lost zone reset: data is the zone's
+				  bytes before it, [off, off + len)        */
+	uint8_t fate;          /* enum fate, at a cut                      */
+	bool done;             /* its zone was rewound, at a cut           */
 };
 
-struct crash_dev {
-	struct hw_layer l;
-	struct crash_rec *rec;
-	size_t nrec, cap;
+struct crash_dev;
+
+/*
+ * A power domain: the crash layers that lose power together (one per
+ * device until hw_crash_join() puts several in one).  It numbers the
+ * writes of all its devices in one sequence and holds the one plan.
+ */
+struct crash_group {
+	struct crash_dev **dev;  /* its devices, in joining order          */
+	size_t n;
 	uint64_t next_seq;
-	uint64_t points, cuts;
-	uint32_t atomic;
-	uint64_t seq_start;    /* first byte of the sequential zones, or ~0 */
 	struct hw_crash_plan plan;
 	uint64_t plan_points;  /* durability points issued under the plan */
 	bool power_off;        /* the plan's failure happened              */
 	uint64_t lost;         /* I/Os since (none reached the media)      */
 	uint64_t key_base;     /* the oldest pending write's seq, at a cut */
+};
+
+struct crash_dev {
+	struct hw_layer l;
+	struct crash_group *g;
+	struct crash_rec *rec;
+	size_t nrec, cap;
+	uint64_t points, cuts;
+	uint32_t atomic;
+	uint64_t seq_start;    /* first byte of the sequential zones, or ~0 */
 };
 
 enum fate { KEEP, DROP, TEAR };
@@ -178,7 +218,7 @@ static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
 	struct crash_rec r = {
 		.off = off, .len = len, .seq = seq, .old = old,
 		.durable = durable, .seqzone = off >= cd->seq_start,
-		.lost = cd->power_off,
+		.lost = cd->g->power_off,
 	};
 	int rc;
 
@@ -204,27 +244,30 @@ static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
 /* A durability point is being issued (the power is on): number it. */
 static enum point point_begin(struct crash_dev *cd)
 {
-	const struct hw_crash_plan *p = &cd->plan;
-	uint64_t n = ++cd->plan_points;
+	struct crash_group *g = cd->g;
+	uint64_t n = ++g->plan_points;
 
-	if (n == p->fail_at && p->fail_before)
+	if (n == g->plan.fail_at && g->plan.fail_before)
 		return POINT_FAIL;
-	if (p->lie_count && n >= p->lie_from && n - p->lie_from < p->lie_count)
+	if (g->plan.lie_count && n >= g->plan.lie_from &&
+	    n - g->plan.lie_from < g->plan.lie_count)
 		return POINT_LIE;
 	return POINT_REAL;
 }
 
 static void power_fail(struct crash_dev *cd)
 {
-	cd->power_off = true;
-	cd->lost++;
+	cd->g->power_off = true;
+	cd->g->lost++;
 }
 
 /* A point completed (or was lied about): the power fails now if planned. */
 static void point_end(struct crash_dev *cd)
 {
-	if (cd->plan_points == cd->plan.fail_at && !cd->plan.fail_before)
-		cd->power_off = true;
+	struct crash_group *g = cd->g;
+
+	if (g->plan_points == g->plan.fail_at && !g->plan.fail_before)
+		g->power_off = true;
 }
 
 /*
@@ -235,8 +278,8 @@ static bool point_void(struct crash_dev *cd)
 {
 	enum point pt;
 
-	if (cd->power_off) {
-		cd->lost++;
+	if (cd->g->power_off) {
+		cd->g->lost++;
 		return true;
 	}
 	pt = point_begin(cd);
@@ -245,6 +288,36 @@ static bool point_void(struct crash_dev *cd)
 	else if (pt == POINT_LIE)
 		point_end(cd);
 	return pt != POINT_REAL;
+}
+
+/*
+ * A write (plain, zero-out, discard or zone append) about to be issued
+ * with *flags: after a power failure nothing is durable, and a planned
+ * FUA point that fails or lies goes down as a plain write.
+ */
+static enum point write_begin(struct crash_dev *cd, unsigned *flags)
+{
+	enum point pt = POINT_REAL;
+
+	if (cd->g->power_off)
+		cd->g->lost++;
+	else if (*flags & HW_FUA)
+		pt = point_begin(cd);
+	if (cd->g->power_off || pt != POINT_REAL)
+		*flags &= ~HW_FUA;
+	return pt;
+}
+
+/* The write is recorded: count its point, fail the power if planned. */
+static void write_end(struct crash_dev *cd, enum point pt, bool fua)
+{
+	if (fua)
+		cd->points++;
+	if (pt == POINT_FAIL)
+		power_fail(cd);      /* after recording: in flight, not lost */
+	else if (fua || pt == POINT_LIE)
+		point_end(cd);
+	trim_head(cd);
 }
 
 enum io_kind { IO_WRITE, IO_ZERO, IO_DISCARD };
@@ -259,21 +332,12 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 {
 	uint64_t plain = off >= cd->seq_start ? 0
 		       : cd->seq_start - off < len ? cd->seq_start - off : len;
-	uint64_t seq = cd->next_seq++;
-	enum point pt = POINT_REAL;
-	bool fua;
+	uint64_t seq = cd->g->next_seq++;
+	enum point pt = write_begin(cd, &flags);
+	bool fua = flags & HW_FUA;
 	uint8_t *old = NULL;
 	int rc;
 
-	/* After a power failure nothing is durable; a planned FUA point
-	 * that fails or lies goes down as a plain write. */
-	if (cd->power_off)
-		cd->lost++;
-	else if (flags & HW_FUA)
-		pt = point_begin(cd);
-	if (cd->power_off || pt != POINT_REAL)
-		flags &= ~HW_FUA;
-	fua = flags & HW_FUA;
 	if (plain) {
 		old = malloc((size_t)plain);
 		if (!old)
@@ -301,13 +365,7 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 		rc = record(cd, at, n, NULL, buf ? buf + (at - off) : NULL,
 			    false, fua, seq);
 	}
-	if (fua)
-		cd->points++;
-	if (pt == POINT_FAIL)
-		power_fail(cd);      /* after recording: in flight, not lost */
-	else if (fua || pt == POINT_LIE)
-		point_end(cd);
-	trim_head(cd);
+	write_end(cd, pt, fua);
 	return rc;
 
 out_error:
@@ -432,15 +490,59 @@ static int crash_zone_append(struct hw_dev *dev, uint64_t zone,
 			     uint64_t *written_off)
 {
 	struct crash_dev *cd = to_crash(dev);
+	uint64_t seq = cd->g->next_seq++;
+	enum point pt = write_begin(cd, &flags);
 	int rc = hw_zone_append(lower(cd), zone, buf, len, flags, written_off);
 
+	if (!rc)
+		rc = record(cd, *written_off, len, NULL, buf, false,
+			    flags & HW_FUA, seq);
+	write_end(cd, pt, !rc && (flags & HW_FUA));
+	return rc;
+}
+
+/*
+ * Zone reset and finish after the power failed reach the zone model
+ * (the engine goes on writing there) but not the media, so the cut
+ * must undo them.  A finish is recorded as a lost write of the rest of
+ * the zone, which the cut's rewind drops; a reset as a lost record that
+ * keeps the zone's bytes from before it, which the cut writes back:
+ *
+ *   before     |written.......|wp            the failure came earlier
+ *   reset      |wp                           lost: the record keeps
+ *                                            [start, wp) and its bytes
+ *   writes     |new...|wp                    lost
+ *   cut        |written.......|wp, then the zone's records before the
+ *                                 reset decide how far it rewinds
+ */
+static int lost_zone_op(struct crash_dev *cd, enum hw_zone_op op,
+			uint64_t zone)
+{
+	struct hw_zone z;
+	unsigned nr = 1;
+	struct crash_rec r = { .seq = cd->g->next_seq++, .seqzone = true,
+			       .lost = true, .reset = op == HW_ZONE_RESET };
+	int rc = hw_report_zones(lower(cd), zone, &z, &nr);
+
+	if (rc || nr != 1)
+		return rc ? rc : -EIO;
+	if (z.type != HW_ZONE_SEQ || z.cond == HW_ZC_READONLY ||
+	    z.cond == HW_ZC_OFFLINE ||
+	    z.cond == (r.reset ? HW_ZC_EMPTY : HW_ZC_FULL))
+		return 0; /* the lower device refuses it or it changes nothing */
+	cd->g->lost++;
+	r.off = r.reset ? z.start : z.wp;
+	r.len = r.reset ? z.wp - z.start : z.start + z.capacity - z.wp;
+	if (r.reset) {
+		r.data = malloc(r.len ? (size_t)r.len : 1);
+		if (!r.data)
+			return -ENOMEM;
+		rc = hw_read(lower(cd), r.off, r.data, (size_t)r.len);
+	}
+	if (!rc)
+		rc = rec_push(cd, &r);
 	if (rc)
-		return rc;
-	rc = record(cd, *written_off, len, NULL, buf, false, flags & HW_FUA,
-		    cd->next_seq++);
-	if (flags & HW_FUA)
-		cd->points++;
-	trim_head(cd);
+		rec_free(&r);
 	return rc;
 }
 
@@ -449,9 +551,13 @@ static int crash_zone_mgmt(struct hw_dev *dev, enum hw_zone_op op,
 {
 	struct crash_dev *cd = to_crash(dev);
 	size_t k = 0;
-	int rc = hw_zone_mgmt(lower(cd), op, zone);
+	int rc = 0;
 
-	if (rc)
+	if (cd->g->power_off && (op == HW_ZONE_RESET || op == HW_ZONE_FINISH))
+		rc = lost_zone_op(cd, op, zone);
+	if (!rc)
+		rc = hw_zone_mgmt(lower(cd), op, zone);
+	if (rc || cd->g->power_off)
 		return rc;
 	if (op == HW_ZONE_FINISH)
 		zone_durable(cd, zone);
@@ -490,10 +596,10 @@ static bool coin(uint64_t seed, uint64_t a, uint64_t b)
  * with cut.relative its distance from the oldest pending write, which
  * the same ops give on any device, whatever ran before them.
  */
-static uint64_t key(const struct crash_dev *cd, const struct hw_cut *c,
+static uint64_t key(const struct crash_group *g, const struct hw_cut *c,
 		    const struct crash_rec *r)
 {
-	return c->relative ? r->seq - cd->key_base : r->seq;
+	return c->relative ? r->seq - g->key_base : r->seq;
 }
 
 /* Does unit k (ordinal in r) of absolute index u survive a tear? */
@@ -502,7 +608,7 @@ static bool unit_kept(const struct crash_dev *cd, const struct hw_cut *c,
 {
 	if (c->tear == HW_TEAR_UNITS)
 		return k < c->units;
-	return coin(c->seed, key(cd, c, r), u);
+	return coin(c->seed, key(cd->g, c, r), u);
 }
 
 /*
@@ -538,7 +644,7 @@ static bool unit_next(const struct crash_rec *r, uint32_t atomic,
 	return true;
 }
 
-static int cut_check(const struct crash_dev *cd, const struct hw_cut *c,
+static int cut_check(const struct crash_group *g, const struct hw_cut *c,
 		     uint64_t pending)
 {
 	if (c->kind < HW_CUT_DROP_ALL || c->kind > HW_CUT_MASK ||
@@ -546,26 +652,55 @@ static int cut_check(const struct crash_dev *cd, const struct hw_cut *c,
 		return -EINVAL;
 	if (c->kind == HW_CUT_PREFIX && c->n > pending)
 		return -EINVAL;
-	if (c->kind == HW_CUT_MARK && c->n > cd->next_seq)
+	if (c->kind == HW_CUT_MARK && c->n > g->next_seq)
 		return -EINVAL;
 	if (c->kind == HW_CUT_MASK && c->mask_bits && !c->mask)
 		return -EINVAL;
 	return 0;
 }
 
-/* The fate of every record under cut c. */
-static void decide(const struct crash_dev *cd, const struct hw_cut *c,
-		   enum fate *fate)
+/*
+ * The group's next record in issue order after the cursors pos[] (one
+ * per device), or false when none is left; ties keep joining order.
+ */
+static bool next_rec(const struct crash_group *g, size_t *pos,
+		     struct crash_rec **out)
 {
+	size_t best = g->n;
+
+	for (size_t m = 0; m < g->n; m++) {
+		const struct crash_dev *cd = g->dev[m];
+
+		if (pos[m] < cd->nrec && (best == g->n ||
+		    cd->rec[pos[m]].seq <
+		    g->dev[best]->rec[pos[best]].seq))
+			best = m;
+	}
+	if (best == g->n)
+		return false;
+	*out = &g->dev[best]->rec[pos[best]++];
+	return true;
+}
+
+/*
+ * The fate of every record of the group under cut c: pending writes
+ * are numbered in the group's issue order, whatever device took them.
+ */
+static int decide(struct crash_group *g, const struct hw_cut *c)
+{
+	size_t *pos = calloc(g->n, sizeof(*pos));
+	struct crash_rec *r;
 	bool torn_one = false;
 	uint64_t pi = 0;
 
-	for (size_t i = 0; i < cd->nrec; i++) {
-		const struct crash_rec *r = &cd->rec[i];
+	if (!pos)
+		return -ENOMEM;
+	while (next_rec(g, pos, &r)) {
 		bool keep;
 
+		r->done = false;
 		if (r->durable || r->lost) {
-			fate[i] = r->durable ? KEEP : DROP;
+			r->fate = r->durable ? KEEP : DROP;
 			continue;
 		}
 		switch (c->kind) {
@@ -573,7 +708,7 @@ static void decide(const struct crash_dev *cd, const struct hw_cut *c,
 		case HW_CUT_PREFIX:   keep = pi < c->n; break;
 		case HW_CUT_MARK:     keep = r->seq < c->n; break;
 		case HW_CUT_RANDOM:
-			keep = coin(c->seed, key(cd, c, r), UINT64_MAX);
+			keep = coin(c->seed, key(g, c, r), UINT64_MAX);
 			break;
 		case HW_CUT_MASK:
 			keep = pi < c->mask_bits &&
@@ -582,7 +717,7 @@ static void decide(const struct crash_dev *cd, const struct hw_cut *c,
 		default:              keep = false; break;
 		}
 		pi++;
-		fate[i] = keep ? KEEP : DROP;
+		r->fate = keep ? KEEP : DROP;
 		if (keep || c->tear == HW_TEAR_NONE)
 			continue;
 		if (c->kind == HW_CUT_PREFIX || c->kind == HW_CUT_MARK) {
@@ -590,48 +725,62 @@ static void decide(const struct crash_dev *cd, const struct hw_cut *c,
 				continue;
 			torn_one = true;
 		}
-		fate[i] = TEAR;
+		r->fate = TEAR;
 	}
+	free(pos);
+	return 0;
 }
 
 /*
  * Sequential zones: walk each zone's records in order; the write
- * pointer ends where the first lost byte would have gone.
+ * pointer ends where the first lost byte would have gone.  A lost
+ * reset first puts back the zone it found (lost_zone_op); what came
+ * after it in that zone is lost with it.
  */
-static int cut_zones(struct crash_dev *cd, const struct hw_cut *c,
-		     const enum fate *fate, uint8_t *done)
+static int cut_zones(struct crash_dev *cd, const struct hw_cut *c)
 {
 	struct unit_iter it;
 	int rc;
 
 	for (size_t i = 0; i < cd->nrec; i++) {
+		const struct crash_rec *reset = NULL;
 		uint64_t z, wp, end;
 		bool lost = false;
 
-		if (!cd->rec[i].seqzone || done[i])
+		if (!cd->rec[i].seqzone || cd->rec[i].done)
 			continue;
 		z = zone_of(cd, cd->rec[i].off);
 		wp = cd->rec[i].off;
 		end = wp;
 		for (size_t j = i; j < cd->nrec; j++) {
-			const struct crash_rec *r = &cd->rec[j];
+			struct crash_rec *r = &cd->rec[j];
 
 			if (!r->seqzone || zone_of(cd, r->off) != z)
 				continue;
-			done[j] = 1;
+			r->done = true;
+			if (reset)
+				continue;
 			end = r->off + r->len;
+			if (r->reset) {
+				reset = r;
+				wp = lost ? wp : end;
+				continue;
+			}
 			if (lost)
 				continue;
-			if (fate[j] == KEEP) {
+			if (r->fate == KEEP) {
 				wp = end;
 				continue;
 			}
 			lost = true;
-			for (bool f = true; fate[j] == TEAR &&
+			for (bool f = true; r->fate == TEAR &&
 			     unit_next(r, cd->atomic, &it, f) &&
 			     unit_kept(cd, c, r, it.k, it.u); f = false)
 				wp = it.b;
 		}
+		if (reset && (rc = hw_zoned_restore(lower(cd), z, reset->data,
+						    reset->len)))
+			return rc;
 		if (wp < end) {
 			rc = hw_zoned_rewind(lower(cd), z, wp);
 			if (rc)
@@ -650,8 +799,7 @@ static int put_bytes(struct crash_dev *cd, uint64_t off, const uint8_t *data,
 }
 
 /* Everything else: undo newest first, redo what survives oldest first. */
-static int cut_plain(struct crash_dev *cd, const struct hw_cut *c,
-		     const enum fate *fate)
+static int cut_plain(struct crash_dev *cd, const struct hw_cut *c)
 {
 	struct unit_iter it;
 	int rc;
@@ -665,9 +813,9 @@ static int cut_plain(struct crash_dev *cd, const struct hw_cut *c,
 	for (size_t i = 0; i < cd->nrec; i++) {
 		const struct crash_rec *r = &cd->rec[i];
 
-		if (r->seqzone || fate[i] == DROP)
+		if (r->seqzone || r->fate == DROP)
 			continue;
-		if (fate[i] == KEEP) {
+		if (r->fate == KEEP) {
 			rc = put_bytes(cd, r->off, r->data, r->len);
 			if (rc)
 				return rc;
@@ -702,58 +850,73 @@ static int64_t pending_count(const struct crash_dev *cd, uint64_t *bytes)
 	return n;
 }
 
+static uint64_t group_pending(const struct crash_group *g)
+{
+	uint64_t n = 0;
+
+	for (size_t m = 0; m < g->n; m++)
+		n += (uint64_t)pending_count(g->dev[m], NULL);
+	return n;
+}
+
 static struct crash_dev *find(struct hw_dev *dev)
 {
 	return (struct crash_dev *)hw_layer_find(dev, &crash_ops);
+}
+
+/* Put one device of the group back as the decided cut leaves it. */
+static int cut_dev(struct crash_dev *cd, const struct hw_cut *cut)
+{
+	/* Zones first: a device that cannot rewind fails before any change. */
+	int rc = cut_zones(cd, cut);
+
+	if (!rc)
+		rc = cut_plain(cd, cut);
+	if (!rc)
+		rc = hw_flush(lower(cd));
+	if (!rc && (rc = hw_zoned_power_cycle(lower(cd))) == -EOPNOTSUPP)
+		rc = 0;
+	return rc;
 }
 
 int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
 {
 	static const struct hw_cut drop_all;
 	struct crash_dev *cd = find(dev);
-	enum fate *fate;
-	uint8_t *done;
+	struct crash_group *g;
 	int rc;
 
 	if (!cd)
 		return -EINVAL;
+	g = cd->g;
 	if (!cut)
 		cut = &drop_all;
-	rc = cut_check(cd, cut, (uint64_t)pending_count(cd, NULL));
+	rc = cut_check(g, cut, group_pending(g));
 	if (rc)
 		return rc;
-	fate = calloc(cd->nrec + 1, sizeof(*fate));
-	done = calloc(cd->nrec + 1, 1);
-	if (!fate || !done) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	cd->key_base = cd->next_seq;
-	for (size_t i = cd->nrec; i-- > 0;)
-		if (!cd->rec[i].durable)
-			cd->key_base = cd->rec[i].seq;
-	decide(cd, cut, fate);
-	/* Zones first: a device that cannot rewind fails before any change. */
-	rc = cut_zones(cd, cut, fate, done);
-	if (!rc)
-		rc = cut_plain(cd, cut, fate);
-	if (!rc)
-		rc = hw_flush(lower(cd));
-	if (!rc && (rc = hw_zoned_power_cycle(lower(cd))) == -EOPNOTSUPP)
-		rc = 0;
-	if (!rc) {
-		forget_all(cd);
-		cd->cuts++;
-		if (cd->power_off) {  /* the power is back; the plan is done */
-			memset(&cd->plan, 0, sizeof(cd->plan));
-			cd->power_off = false;
-			cd->lost = 0;
+	g->key_base = g->next_seq;
+	for (size_t m = 0; m < g->n; m++)
+		for (size_t i = 0; i < g->dev[m]->nrec; i++) {
+			const struct crash_rec *r = &g->dev[m]->rec[i];
+
+			if (!r->durable && r->seq < g->key_base)
+				g->key_base = r->seq;
 		}
+	rc = decide(g, cut);
+	for (size_t m = 0; m < g->n && !rc; m++)
+		rc = cut_dev(g->dev[m], cut);
+	if (rc)
+		return rc;
+	for (size_t m = 0; m < g->n; m++) {
+		forget_all(g->dev[m]);
+		g->dev[m]->cuts++;
 	}
-out:
-	free(fate);
-	free(done);
-	return rc;
+	if (g->power_off) {  /* the power is back; the plan is done */
+		memset(&g->plan, 0, sizeof(g->plan));
+		g->power_off = false;
+		g->lost = 0;
+	}
+	return 0;
 }
 
 int64_t hw_crash_pending(struct hw_dev *dev)
@@ -767,7 +930,7 @@ int64_t hw_crash_mark(struct hw_dev *dev)
 {
 	struct crash_dev *cd = find(dev);
 
-	return cd ? (int64_t)cd->next_seq : -EINVAL;
+	return cd ? (int64_t)cd->g->next_seq : -EINVAL;
 }
 
 int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
@@ -778,30 +941,105 @@ int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->pending = (uint64_t)pending_count(cd, &out->pending_bytes);
-	out->next_mark = cd->next_seq;
+	out->next_mark = cd->g->next_seq;
 	out->durable_points = cd->points;
 	out->cuts = cd->cuts;
 	out->atomic = cd->atomic;
-	out->plan_points = cd->plan_points;
-	out->power_off = cd->power_off;
-	out->lost = cd->lost;
+	out->plan_points = cd->g->plan_points;
+	out->power_off = cd->g->power_off;
+	out->lost = cd->g->lost;
+	out->devices = (uint32_t)cd->g->n;
 	return 0;
 }
 
 int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan)
 {
 	struct crash_dev *cd = find(dev);
+	struct crash_group *g;
 
 	if (!cd)
 		return -EINVAL;
-	if (cd->seq_start != UINT64_MAX)
-		return -EOPNOTSUPP;
-	if (cd->power_off)
+	g = cd->g;
+	/* after a failure, a zone reset must be undone: the model only */
+	for (size_t m = 0; m < g->n; m++)
+		if (g->dev[m]->seq_start != UINT64_MAX &&
+		    !hw_zoned_emulated(lower(g->dev[m])))
+			return -EOPNOTSUPP;
+	if (g->power_off)
 		return -EBUSY;   /* cut first */
-	memset(&cd->plan, 0, sizeof(cd->plan));
+	memset(&g->plan, 0, sizeof(g->plan));
 	if (plan)
-		cd->plan = *plan;
-	cd->plan_points = 0;
+		g->plan = *plan;
+	g->plan_points = 0;
+	return 0;
+}
+
+/* Leave cd's group; the last one out frees it. */
+static void group_leave(struct crash_dev *cd)
+{
+	struct crash_group *g = cd->g;
+	size_t k = 0;
+
+	for (size_t m = 0; m < g->n; m++)
+		if (g->dev[m] != cd)
+			g->dev[k++] = g->dev[m];
+	g->n = k;
+	cd->g = NULL;
+	if (k == 0) {
+		free(g->dev);
+		free(g);
+	}
+}
+
+static struct crash_group *group_new(struct crash_dev *cd)
+{
+	struct crash_group *g = calloc(1, sizeof(*g));
+
+	if (g)
+		g->dev = calloc(1, sizeof(*g->dev));
+	if (!g || !g->dev) {
+		free(g);
+		return NULL;
+	}
+	g->dev[g->n++] = cd;
+	cd->g = g;
+	return g;
+}
+
+static bool quiet(const struct crash_group *g)
+{
+	for (size_t m = 0; m < g->n; m++)
+		if (g->dev[m]->nrec)
+			return false;
+	return !g->power_off && !g->plan.fail_at && !g->plan.lie_count;
+}
+
+int hw_crash_join(struct hw_dev *a, struct hw_dev *b)
+{
+	struct crash_dev *ca = find(a), *cb = find(b);
+	struct crash_group *ga, *gb;
+	struct crash_dev **p;
+
+	if (!ca || !cb)
+		return -EINVAL;
+	ga = ca->g;
+	gb = cb->g;
+	if (ga == gb)
+		return 0;
+	if (!quiet(ga) || !quiet(gb))
+		return -EBUSY;
+	p = realloc(ga->dev, (ga->n + gb->n) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ga->dev = p;
+	if (gb->next_seq > ga->next_seq)
+		ga->next_seq = gb->next_seq;
+	for (size_t m = 0; m < gb->n; m++) {
+		gb->dev[m]->g = ga;
+		ga->dev[ga->n++] = gb->dev[m];
+	}
+	free(gb->dev);
+	free(gb);
 	return 0;
 }
 
@@ -811,6 +1049,7 @@ static void crash_destroy(struct hw_dev *dev)
 
 	forget_all(cd);
 	free(cd->rec);
+	group_leave(cd);
 	hw_layer_destroy(dev);
 }
 
@@ -848,6 +1087,11 @@ static int crash_open(const struct hw_opts *o, struct hw_dev *low,
 	if (!cd)
 		return hw_errf(err, errlen, -ENOMEM, "out of memory opening '%s'",
 			       o->spec);
+	if (!group_new(cd)) {
+		free(cd);
+		return hw_errf(err, errlen, -ENOMEM, "out of memory opening '%s'",
+			       o->spec);
+	}
 	hw_layer_init(&cd->l, &crash_ops, low);
 	cd->atomic = atomic;
 	cd->l.dev.geo.atomic_write = atomic;

@@ -289,6 +289,7 @@ struct hw_crash_info {
 	uint64_t plan_points;    /* points issued since hw_crash_set_plan()  */
 	bool power_off;          /* the plan's power failure has happened    */
 	uint64_t lost;           /* I/Os issued since then (none reach media) */
+	uint32_t devices;        /* in the power domain (hw_crash_join), >= 1 */
 };
 
 /*
@@ -308,7 +309,9 @@ struct hw_crash_info {
  *   lie_count    acknowledged without making anything durable: a device
  *                that lies about its cache, for checks that must fail.
  *
- * Not on zoned devices (-EOPNOTSUPP: a zone reset cannot be lost).
+ * On zoned devices only over the zone model (zoned:mem, zoned:file):
+ * a zone reset or finish issued after the failure must be undone at the
+ * cut, which real hardware (zbd:) cannot do (-EOPNOTSUPP).
  */
 struct hw_crash_plan {
 	uint64_t fail_at;
@@ -318,6 +321,20 @@ struct hw_crash_plan {
 
 int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut);
 int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan);
+
+/*
+ * One power domain for the crash layers of a and b (a filesystem's data
+ * and realtime devices: one machine, one power supply).  From then on
+ * they share one plan and one numbering of writes and durability points
+ * in issue order, whichever device takes them: a plan set through
+ * either fails the power on both at the group's point, and a cut
+ * through either decides every pending write of both (PREFIX, MARK and
+ * MASK count them in that order, RANDOM's coins are keyed by it) and
+ * rebuilds both devices.  hw_crash_pending() and hw_crash_info()'s
+ * pending counts stay per device.  Join before any write is pending and
+ * with no plan set (-EBUSY otherwise); a closed device leaves its group.
+ */
+int hw_crash_join(struct hw_dev *a, struct hw_dev *b);
 /* Pending writes (>= 0), or -EINVAL without a crash layer. */
 int64_t hw_crash_pending(struct hw_dev *dev);
 /* A mark for HW_CUT_MARK: writes issued from now on come after it. */

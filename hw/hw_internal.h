@@ -17,6 +17,7 @@
 #ifndef FSORACLE_HW_INTERNAL_H
 #define FSORACLE_HW_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -236,5 +237,15 @@ int hw_zoned_new(const struct hw_zone_cfg *cfg, struct hw_dev *store,
  */
 int hw_zoned_rewind(struct hw_dev *dev, uint64_t zone, uint64_t wp);
 int hw_zoned_power_cycle(struct hw_dev *dev);
+/*
+ * Undo a zone reset the media never saw: sequential zone `zone` holds
+ * len bytes of data from its start again, its write pointer after them,
+ * closed (EMPTY with none, FULL at the capacity).  Below the open and
+ * active limits: the state it restores held them before the reset.
+ */
+int hw_zoned_restore(struct hw_dev *dev, uint64_t zone, const void *data,
+		     uint64_t len);
+/* Is the zone model at the bottom of dev's stack (rewind and restore)? */
+bool hw_zoned_emulated(struct hw_dev *dev);
 
 #endif

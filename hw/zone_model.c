@@ -735,3 +735,30 @@ int hw_zoned_power_cycle(struct hw_dev *dev)
 			close_zone(zd, i);
 	return save(zd);
 }
+
+int hw_zoned_restore(struct hw_dev *dev, uint64_t i, const void *data,
+		     uint64_t len)
+{
+	struct zoned_dev *zd = bottom_model(dev);
+	int rc = 0;
+
+	if (!zd)
+		return -EOPNOTSUPP;
+	if (i >= zd->nr_zones || is_conv(zd, i) || len > zd->cfg.capacity ||
+	    len % ZM_SECTOR || zd->st[i].cond == HW_ZC_READONLY ||
+	    zd->st[i].cond == HW_ZC_OFFLINE)
+		return -EINVAL;
+	if (len)
+		rc = hw_write(zd->store, zstart(zd, i), data, (size_t)len, 0);
+	if (rc)
+		return rc;
+	zd->st[i].wp = zstart(zd, i) + len;
+	set_cond(zd, i, len == 0 ? HW_ZC_EMPTY
+		      : len == zd->cfg.capacity ? HW_ZC_FULL : HW_ZC_CLOSED);
+	return 0;
+}
+
+bool hw_zoned_emulated(struct hw_dev *dev)
+{
+	return bottom_model(dev) != NULL;
+}

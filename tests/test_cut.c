@@ -96,9 +96,10 @@ TEST(cut_inside_an_fsync_loses_it)
 	target_list_close(t, n);
 }
 
-static int run_checker(const char *text, int lie, uint64_t *crashes)
+static int run_checker_on(const char *rtdev, const char *text, int lie,
+			  uint64_t *crashes)
 {
-	struct target_env env = { .power_cuts = 1 };
+	struct target_env env = { .power_cuts = 1, .rtdev = rtdev };
 	struct check_cfg cfg = { .quiet = 1 };
 	struct target *t[2];
 	struct checker *c;
@@ -127,6 +128,11 @@ static int run_checker(const char *text, int lie, uint64_t *crashes)
 	return ret;
 }
 
+static int run_checker(const char *text, int lie, uint64_t *crashes)
+{
+	return run_checker_on(NULL, text, lie, crashes);
+}
+
 /*
  * The checker cuts right after the op the power failed in (f1's fsync
  * here), the durable f0 must read back, f1 takes what the engine
@@ -146,6 +152,52 @@ TEST(checker_cuts_after_the_op_and_holds_fsynced_files)
 			     &crashes), CHECK_OK);
 	CHECK(run_checker("open -f f0\npwrite 0 40k\nfsync\ncut 0 0\n", 1,
 			  &crashes) > 0);
+}
+
+/*
+ * With a realtime device the two devices are one power domain: the cut
+ * inside f1's fsync holds the fsynced realtime file f0 on both the plain
+ * and the zoned realtime device, and a domain whose points lie (on
+ * either device) loses it, which the checker must say.
+ */
+TEST(checker_cuts_realtime_engines_and_holds_fsynced_rt_files)
+{
+	static const char *const rt[] = {
+		"mem:16m",
+		"zoned:mem,size=8m,zone=1m,cap=768k,append_max=672k",
+	};
+	const char *seq = "open -f f0\nchattr +r\npwrite 0 40k\nfsync\n"
+			  "open -f f1\nchattr +r\npwrite 0 8k\ncut 2 9\nfsync\n"
+			  "pwrite 4k 4k\ncut 0 0\nopen f0\npread 0 40k\n";
+	uint64_t crashes = 0;
+
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(run_checker_on(rt[i], seq, 0, &crashes), CHECK_OK);
+		CHECK_EQ(crashes, 2);
+		CHECK(run_checker_on(rt[i], "open -f f0\nchattr +r\n"
+				     "pwrite 0 40k\nfsync\ncut 0 0\n", 1,
+				     &crashes) > 0);
+	}
+}
+
+/* An engine whose realtime device cannot be cut takes no cuts at all. */
+TEST(cut_is_unsupported_when_either_device_cannot_be_cut)
+{
+	struct target_env env = { .power_cuts = 1, .rtdev = "null:16m" };
+	struct target *t[1];
+	char err[256];
+	int n;
+
+	CHECK_OK(target_list_open("engine:mem:16m", &env, t, &n, err,
+				  sizeof(err)));
+	CHECK(t[0]->unsupported & (1ull << OP_CUT));
+	CHECK(strstr(t[0]->note, "no power cut") != NULL);
+	target_list_close(t, n);
+	env.rtdev = "mem:16m";
+	CHECK_OK(target_list_open("engine:mem:16m", &env, t, &n, err,
+				  sizeof(err)));
+	CHECK(!(t[0]->unsupported & (1ull << OP_CUT)));
+	target_list_close(t, n);
 }
 
 int main(int argc, char **argv)

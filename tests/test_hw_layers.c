@@ -504,6 +504,9 @@ TEST(crash_cut_that_must_rewind_real_zones_fails_and_changes_nothing)
 	CHECK_OK(hw_write(d, 0, tmp, 512, 0));          /* conventional */
 	CHECK_OK(append(d, 1, 1024, 1, 0));
 	CHECK_EQ(hw_crash_pending(d), 2);
+	/* nor can it undo a reset issued after a planned failure */
+	CHECK_EQ(hw_crash_set_plan(d, &(struct hw_crash_plan){ .fail_at = 1 }),
+		 -EOPNOTSUPP);
 	CHECK_EQ(hw_crash_cut(d, NULL), -EOPNOTSUPP);
 	CHECK_EQ(hw_crash_pending(d), 2);
 	CHECK_EQ(zone_at(d, 1).wp, 16 * KiB + 1024);
