@@ -343,6 +343,8 @@ static int mount_state(struct ref_fs *fs)
 		err = exchange_recover(fs);
 	if (!err) /* COW staging a cut left behind */
 		err = reflink_recover(fs);
+	if (!err) /* a reclaim a cut interrupted: the reserve zone */
+		err = zoned_recover(fs);
 	if (!err && fs->unclean)
 		err = file_zero_eof_tails(fs);
 	if (!err && clean)

@@ -498,6 +498,7 @@ int64_t zoned_pwrite(struct ref_fs *fs, struct ref_inode *ip, const void *buf,
 int  zoned_zero_written(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 			uint64_t to, uint64_t *reached);
 int  zoned_check(struct ref_fs *fs);
+int  zoned_recover(struct ref_fs *fs);
 /* Allocate up to n rt blocks at the write pointer and append data there
  * (the caller's n blocks); *got may be less (capped at the append limit). */
 int  zoned_append(struct ref_fs *fs, const uint8_t *data, uint64_t n,

@@ -50,7 +50,9 @@
  * resets every zone that holds no live data and finishes every partly
  * written zone but one, which becomes the open zone (a zone whose write
  * pointer a torn append left inside an rt extent is finished too: the
- * next append would not land on an rt extent boundary).
+ * next append would not land on an rt extent boundary).  If a crash cut
+ * a reclaim short, no zone may be empty: the mount finishes that reclaim
+ * (zoned_recover) to bring the reserve back.
  *
  * Metadata stays on the data device.  Ordered mode holds as everywhere:
  * the commit that maps appended data flushes the realtime device first.
@@ -1021,6 +1023,39 @@ static int reclaim(struct ref_fs *fs)
 	err = reclaim_zone(fs, victim);
 	zs->in_reclaim = false;
 	return err;
+}
+
+/*
+ * A writable mount's last step on a zoned realtime device: bring the
+ * reserve back.  A reclaim moves its victim's live data into the open
+ * zone and then the reserve, commits, and resets the victim.  Some of
+ * those moves may be committed before a crash (step_guard commits when
+ * the running transaction grows too big), and the reset is lost:
+ *
+ *   before the reclaim       after the crash and mount
+ *   V  |live+dead    |full   V  |live'+dead   |full   (live' < live)
+ *   R  |             |empty  R  |moved|room   |open
+ *
+ * No zone is empty then.  Once the open zone R fills, a reclaim has
+ * nowhere to move live data, and every dead rt extent stays dead while
+ * statfs counts it as room.  Finish the interrupted reclaim now, while
+ * R still has room: V's live data left, or a zone whose live data fits
+ * there, moves into R, and the zone it leaves is reset.
+ */
+int zoned_recover(struct ref_fs *fs)
+{
+	struct zoned_state *zs = fs->zoned;
+
+	while (zs && !fs->rdonly && zs->nempty < RESERVE) {
+		int err;
+
+		if (pick_victim(fs, zs) == NO_ZONE)
+			return 0; /* no dead space, or none that fits */
+		err = reclaim(fs);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* ---- the audit ---- */
