@@ -170,6 +170,18 @@ static int flush_devices(struct ref_fs *fs)
 	return err;
 }
 
+/*
+ * What a lazy writeback commit flushes before its commit block: nothing,
+ * but a zoned realtime device.  Mount trusts its write pointers, so
+ * every rt extent a commit maps must lie below one, durable; a cut that
+ * lost an append the log maps would leave the mapping above the write
+ * pointer, where the next append lands on it.
+ */
+static int flush_lazy(struct ref_fs *fs)
+{
+	return fs->zoned ? hw_flush(fs->rtdev) : 0;
+}
+
 /* Write the revoke blocks of the running transaction from pos on. */
 static int write_revokes(struct ref_fs *fs, uint32_t *pos, uint32_t *dcrc,
 			 unsigned flags)
@@ -272,7 +284,7 @@ static int commit(struct ref_fs *fs, bool sync)
 	 * vouches for (an FUA write makes itself durable, not what came
 	 * before it).  A lazy writeback commit wrote each log block FUA.
 	 */
-	err = lazy ? 0 : flush_devices(fs);
+	err = lazy ? flush_lazy(fs) : flush_devices(fs);
 	if (err)
 		return err;
 	memset(d, 0, fs->bs);

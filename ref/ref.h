@@ -112,9 +112,11 @@ void ref_format_paths(uint32_t mask, char *buf, size_t len);
  *   writeback  commits do not wait for file data: after a crash a
  *              committed mapping may expose what its blocks held before
  *              (zeroes, or a freed file's bytes) where the new data had
- *              not reached the device.  Metadata is as consistent as in
- *              the other modes, and fsync/fdatasync/sync still make the
- *              file's data durable before they return.
+ *              not reached the device (but on a zoned realtime device,
+ *              whose write pointers mount trusts: commits flush it).
+ *              Metadata is as consistent as in the other modes, and
+ *              fsync/fdatasync/sync still make the file's data durable
+ *              before they return.
  * A file flagged REF_FLAG_JOURNAL_DATA journals its data in any mode.
  */
 enum ref_data_mode {

@@ -54,8 +54,10 @@
  * a reclaim short, no zone may be empty: the mount finishes that reclaim
  * (zoned_recover) to bring the reserve back.
  *
- * Metadata stays on the data device.  Ordered mode holds as everywhere:
- * the commit that maps appended data flushes the realtime device first.
+ * Metadata stays on the data device.  The commit that maps appended data
+ * flushes the realtime device first, in every data mode (data=writeback
+ * too, whose other commits flush nothing): mount trusts the write
+ * pointers, so no mapped rt extent may lie at or above one after a cut.
  */
 #include "ref/ref_internal.h"
 
@@ -943,18 +945,24 @@ static int find_owners(struct ref_fs *fs, uint64_t zone, struct victim_scan *s)
 /*
  * The victim: the zone with the most dead space whose live data fits in
  * the room the open zone and the empty zones have left.  A compressed
- * extent moves whole, so the open zone's tail counts less the longest
- * one: that much of it may go dead when the next does not fit.
+ * extent moves whole, so when the moves go on into an empty zone, the
+ * open zone's tail counts less the longest one: that much of it may go
+ * dead when the next does not fit.  Live data that fits in the open
+ * zone's tail alone never changes zones and needs no such margin (after
+ * a crash cut a reclaim short, the open zone may be the only room left).
  */
 static uint64_t pick_victim(const struct ref_fs *fs,
 			    const struct zoned_state *zs)
 {
-	uint64_t best = NO_ZONE, room = zs->nempty * zs->usable;
+	uint64_t best = NO_ZONE, tail = 0, room;
 	uint64_t whole = round_up(DA_PIECE_BYTES >> fs->bshift, fs->rtx) /
 			 fs->rtx;
 
-	if (zs->open != NO_ZONE && zs->usable - zs->z[zs->open].wp > whole)
-		room += zs->usable - zs->z[zs->open].wp - whole;
+	if (zs->open != NO_ZONE)
+		tail = zs->usable - zs->z[zs->open].wp;
+	room = zs->nempty * zs->usable + (tail > whole ? tail - whole : 0);
+	if (room < tail)
+		room = tail;
 	for (uint64_t i = 0; i < zs->nzones; i++) {
 		const struct zone_info *z = &zs->z[i];
 

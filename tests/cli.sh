@@ -485,5 +485,17 @@ printf '%s\n' "#! fsoracle dev=pmem:$tmp/pt.img,size=64m mount=pagecache=16 targ
 	"pwrite 0 1" "file f2" "fsync" "crash" >"$tmp/pt.ops"
 expect_status 0 "a torn pmem header, then a cut in its copy's rewrite" -- run replay "$tmp/pt.ops"
 
+# --- data=writeback on a zoned realtime device: a commit that maps
+#     appended rt extents flushes the realtime device first, in every
+#     data mode; a lazy writeback commit flushed nothing, so a cut lost
+#     the appends and left mapped rt extents above the write pointer
+#     (audit: "rt extents allocated at or above the write pointer";
+#     zoned-delalloc soak seed 24, minimized)
+printf '%s\n' "#! fsoracle dev=mem:64m rt=zoned:mem,size=8m,zone=1m,cap=768k,append_max=672k,max_open=4,max_active=4 mount=data=writeback,pagecache=16,delalloc targets=engine,naive,model seed=24" \
+	"file f1" "chattr +r" "file f3" "chattr +rc" "file f1" "pwrite 0 1596k" \
+	"file f3" "copy_range -s 0 -d 0 -l 544k f1" "fpunch 0 460288" \
+	"file f1" "truncate 0" "cut 0 0" >"$tmp/zw.ops"
+expect_status 0 "a cut after a data=writeback commit on a zoned realtime device" -- run replay "$tmp/zw.ops"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
