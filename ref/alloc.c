@@ -548,12 +548,15 @@ bool alloc_has_busy(const struct ref_fs *fs)
 /*
  * True when busy units are a large share of the free space of either
  * device: time to commit so they can be reused, before
- * an allocation in the middle of a B+tree change finds nothing.
+ * an allocation in the middle of a B+tree change finds nothing.  Not on
+ * a zoned realtime device: an rt extent freed there is dead until its
+ * zone is reset, committed or not, so a commit would free nothing (and
+ * would split a zone reclaim that a cut must find all or nothing).
  */
 bool alloc_busy_pressure(const struct ref_fs *fs)
 {
 	return fs->busy.units * 4 > fs->free_blocks ||
-	       fs->rt_busy.units * 4 > fs->rt_free;
+	       (!fs->zoned && fs->rt_busy.units * 4 > fs->rt_free);
 }
 
 /*

@@ -95,9 +95,39 @@ int journal_revoke(struct ref_fs *fs, uint64_t blkno)
 	return err;
 }
 
+/*
+ * Log blocks a running transaction may fill before it rolls: a quarter
+ * of the log, or, while fs->tx_whole is set, what is left of it less
+ * room for its descriptors, revoke blocks and commit block.  A step that
+ * must not be split by a cut (a zone reclaim: all its moves or none)
+ * starts with tx_begin_whole.
+ */
 size_t tx_roll_limit(const struct ref_fs *fs)
 {
-	return fs->jlen / 4;
+	uint32_t left = fs->jlen - fs->jhead;
+
+	if (!fs->tx_whole)
+		return fs->jlen / 4;
+	return left > 16 + left / 8 ? left - 16 - left / 8 : 1;
+}
+
+/*
+ * Start a transaction to be kept whole: commit what runs and empty the
+ * log when less than half of it is left, then set fs->tx_whole (the
+ * caller clears it).
+ */
+int tx_begin_whole(struct ref_fs *fs)
+{
+	int err = 0;
+
+	if (fs->jhead > fs->jlen / 2) {
+		err = tx_commit(fs);
+		if (!err)
+			err = journal_checkpoint(fs);
+	}
+	if (!err)
+		fs->tx_whole = true;
+	return err;
 }
 
 static int log_write(struct ref_fs *fs, uint32_t pos, const void *data,

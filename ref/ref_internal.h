@@ -235,6 +235,9 @@ struct ref_fs {
 	size_t nrevoke, revcap;
 	uint64_t jseq;          /* sequence of the next commit */
 	uint32_t jhead;         /* next free log position */
+	bool tx_whole;          /* keep the running transaction whole: roll
+				 * only when the log could take no more
+				 * (a zone reclaim, see tx_roll_limit) */
 
 	/* allocator: the data region, in blocks */
 	uint32_t *grp_free;     /* free blocks per bitmap block (inited ones) */
@@ -319,6 +322,7 @@ int  tx_commit(struct ref_fs *fs);
 int  tx_maybe_roll(struct ref_fs *fs);
 int  journal_checkpoint(struct ref_fs *fs);
 size_t tx_roll_limit(const struct ref_fs *fs);
+int  tx_begin_whole(struct ref_fs *fs);
 int  journal_revoke(struct ref_fs *fs, uint64_t blkno);
 int  journal_flush(struct ref_fs *fs);
 

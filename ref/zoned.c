@@ -29,9 +29,10 @@
  *     the room left) gives up its live rt extents: owners are found by
  *     scanning every realtime file's extent map (there is no reverse
  *     map), each rt extent is rewritten at the open zone and remapped, the
- *     moves are committed, and then the zone is reset.  One empty zone is
- *     kept in reserve for that: ordinary allocations never take the last
- *     one, so a reclaim always has somewhere to move live data;
+ *     moves are committed (in one transaction when the log can hold them,
+ *     so a cut keeps all or none), and then the zone is reset.  One empty
+ *     zone is kept in reserve for that: ordinary allocations never take
+ *     the last one, so a reclaim always has somewhere to move live data;
  *   - one zone is open at a time: a zone is finished when it is full (if
  *     its capacity is not a whole number of rt extents, the device would
  *     not call it full on its own), so no open or active limit is ever
@@ -613,15 +614,20 @@ static void apply_overlay(struct ref_fs *fs, const struct overlay *ov,
 
 /*
  * A step may commit inside bmap_unmap (it rolls between rt extents when
- * the transaction is large or busy space crowds the free space), which
+ * the transaction is large or busy blocks crowd the data device's free
+ * space; freed rt extents never do here, see alloc_busy_pressure), which
  * would leave the range unmapped if a crash followed.  So a step starts
  * with the running transaction committed whenever what it could add
- * might reach the roll limit, and is sized so that neither the blocks it
- * dirties nor the rt extents it frees can trigger a roll on their own:
- * about STEP_BLOCKS for the B+tree paths, bitmaps and inode, plus two per
- * rt extent.  (A tree so deep that one rt extent alone fills a quarter of
- * the log could still roll; the state committed then is consistent, the
- * range a hole, as a crash in the middle of a punch would leave it.)
+ * might reach the roll limit, and is sized so that the blocks it dirties
+ * cannot trigger a roll on their own: about STEP_BLOCKS for the B+tree
+ * paths, bitmaps and inode, plus two per rt extent.  (A tree so deep
+ * that one rt extent alone fills a quarter of the log could still roll;
+ * the state committed then is consistent, the range a hole, as a crash
+ * in the middle of a punch would leave it.)  Nothing else commits, and a
+ * zone reclaim keeps its transaction whole (tx_whole: the limit is most
+ * of the log, the steps a quarter as long), so its moves are committed
+ * all at once unless they could overflow the log: a cut keeps all of
+ * them or none.
  */
 #define STEP_BLOCKS(ip) (2 * (uint64_t)(ip)->root.levels + 6)
 
@@ -632,11 +638,11 @@ static int step_guard(struct ref_fs *fs, struct ref_inode *ip, uint64_t *n)
 	bool meta;
 	int err;
 
-	cap = min64(cap, fs->rt_free / 5);
-	*n = min64(*n, cap ? cap : 1);
+	if (fs->tx_whole) /* small steps, so that many fit before a roll */
+		cap = cap / 4 ? cap / 4 : 1;
+	*n = min64(*n, cap);
 	meta = (fs->busy.units + fixed) * 4 > fs->free_blocks;
-	if (fs->ntx + fixed + 2 * *n < limit && !meta &&
-	    (fs->rt_busy.units + *n) * 4 + *n <= fs->rt_free)
+	if (fs->ntx + fixed + 2 * *n < limit && !meta)
 		return 0;
 	if (!fs->ntx && !alloc_has_busy(fs))
 		return 0;
@@ -1027,18 +1033,22 @@ static int reclaim(struct ref_fs *fs)
 
 	if (victim == NO_ZONE)
 		return -ENOSPC;
+	err = tx_begin_whole(fs);
+	if (err)
+		return err;
 	zs->in_reclaim = true;
 	err = reclaim_zone(fs, victim);
 	zs->in_reclaim = false;
+	fs->tx_whole = false;
 	return err;
 }
 
 /*
  * A writable mount's last step on a zoned realtime device: bring the
  * reserve back.  A reclaim moves its victim's live data into the open
- * zone and then the reserve, commits, and resets the victim.  Some of
- * those moves may be committed before a crash (step_guard commits when
- * the running transaction grows too big), and the reset is lost:
+ * zone and then the reserve, commits, and resets the victim.  When its
+ * moves could overflow the log, step_guard commits them in steps, and a
+ * crash may keep some of them and lose the reset:
  *
  *   before the reclaim       after the crash and mount
  *   V  |live+dead    |full   V  |live'+dead   |full   (live' < live)

@@ -297,6 +297,107 @@ TEST(zoned_rt_cut_at_every_device_write_recovers_fsynced_data)
 	CHECK(total > 100);
 }
 
+/*
+ * One cut inside a zone reclaim: four zones of 8 blocks, three filled
+ * and fsynced (a, b, c), one block of a punched; the next write finds
+ * only the reserve zone empty and reclaims a's zone, moving its 7 live
+ * blocks into the reserve.  Device `which` (0 data, 1 rt) fails from its
+ * k-th write on, during that write and its fsync; the writes not yet
+ * durable are dropped.  A cut must leave the reclaim's moves all
+ * committed or none: some moved and the rest not would leave the
+ * reserve zone partly written and the victim still live, and the 7th
+ * block could then find no room (the mount's zoned_recover could not
+ * finish the reclaim when the lost moves left dead blocks in the
+ * reserve).  So after the mount an empty zone is there again, the audit
+ * passes and what a, b and c held reads back.  0 when everything held;
+ * *done when the fault never fired.
+ */
+static int reclaim_cut(int which, uint64_t k, bool *done)
+{
+	struct efs z;
+	struct shadow s[4];
+	struct hw_fault fault = { .ops = HW_FAULT_WRITE, .nth = k, .sticky = true };
+	struct hw_cut drop = { .kind = HW_CUT_DROP_ALL };
+	struct hw_zone zn[4];
+	unsigned nr = 4, empty = 0;
+	int rc = -1;
+
+	for (int f = 0; f < 4; f++)
+		s[f] = (struct shadow){ .b = calloc(1, SHADOW_MAX) };
+	if (e_new(&z, "faulty:crash:mem:16m",
+		  "faulty:crash:zoned:mem,size=128k,zone=32k", 0))
+		goto out;
+	for (int f = 0; f < 3; f++) {
+		char name[2] = { (char)('a' + f), 0 };
+
+		if (e_file(&z, name, &s[f].ino) ||
+		    sh_write(z.fs, &s[f], 1 + f, 0, 32768))
+			goto out;
+	}
+	if (sh_punch(z.fs, &s[0], 8192, 4096) || e_file(&z, "d", &s[3].ino) ||
+	    ref_sync(z.fs) || ctr(z.fs, "zone_resets") != 0)
+		goto out;
+	if (hw_fault_arm(which ? z.rtdev : z.dev, &fault) < 0)
+		goto out;
+	*done = sh_write(z.fs, &s[3], 9, 0, 4096) == 0 &&
+		ref_fsync(z.fs, s[3].ino) == 0 &&
+		hw_fault_fired(which ? z.rtdev : z.dev) == 0;
+	if (*done && ctr(z.fs, "reclaim_moves") != 7) {
+		fprintf(stderr, "    the write moved %llu blocks, not 7\n",
+			(unsigned long long)ctr(z.fs, "reclaim_moves"));
+		goto out;
+	}
+	ref_abandon(z.fs);
+	z.fs = NULL;
+	hw_fault_disarm(z.dev, -1);
+	hw_fault_disarm(z.rtdev, -1);
+	if (hw_crash_cut(z.dev, &drop) || hw_crash_cut(z.rtdev, &drop) ||
+	    e_mount(&z)) {
+		fprintf(stderr, "    mount after the cut: %s", msgs);
+		goto out;
+	}
+	if (hw_report_zones(z.rtdev, 0, zn, &nr) || nr != 4)
+		goto out;
+	for (unsigned i = 0; i < nr; i++)
+		empty += zn[i].cond == HW_ZC_EMPTY;
+	if (!empty) {
+		fprintf(stderr, "    no empty zone after the mount (write "
+			"pointers %llu %llu %llu %llu of 32k)\n",
+			(unsigned long long)(zn[0].wp - zn[0].start),
+			(unsigned long long)(zn[1].wp - zn[1].start),
+			(unsigned long long)(zn[2].wp - zn[2].start),
+			(unsigned long long)(zn[3].wp - zn[3].start));
+		goto out;
+	}
+	if (audit(z.fs)) {
+		fprintf(stderr, "    audit: %s", msgs);
+		goto out;
+	}
+	rc = sh_matches(z.fs, &s[0]) && sh_matches(z.fs, &s[1]) &&
+	     sh_matches(z.fs, &s[2]) ? 0 : -1;
+out:
+	e_close(&z);
+	for (int f = 0; f < 4; f++)
+		free(s[f].b);
+	return rc;
+}
+
+TEST(zoned_rt_cut_inside_a_reclaim_keeps_all_its_moves_or_none)
+{
+	for (int which = 0; which < 2; which++) {
+		bool done = false;
+		uint64_t k;
+
+		for (k = 1; !done && k < 1000; k++) {
+			CHECK_MSG(reclaim_cut(which, k, &done) == 0,
+				  "%s device, cut at write %llu",
+				  which ? "rt" : "data", (unsigned long long)k);
+		}
+		CHECK(done);
+		CHECK(k > 3);
+	}
+}
+
 /* The most reclaim work one mount of the engine did (crashes and
  * remounts start the counters over). */
 struct reclaimed { uint64_t resets, moves; };
