@@ -64,8 +64,24 @@ int  reflink_find_shared(struct ref_fs *fs, uint64_t start, uint64_t len,
 int  reflink_audit(struct ref_fs *fs, const struct alloc_run *runs, size_t n,
 		   struct alloc_run **out, size_t *nout);
 
-/* the COW fork (cow.c) */
+/* the COW fork (cow_fork.c) */
 struct cow_fork *cow_fork(struct ref_fs *fs, const struct ref_inode *ip);
+static inline uint64_t cow_ext_end(const struct ref_extent *e)
+{
+	return e->fileoff + e->len;
+}
+/* Index of the first extent of f ending past fb. */
+size_t cow_fork_find(const struct cow_fork *f, uint64_t fb);
+/* Does r continue l: next in the file and on disk, same state, and the
+ * two within the longest extent? */
+bool cow_joins(const struct ref_fs *fs, const struct ref_extent *l,
+	       const struct ref_extent *r);
+/* Take [fb, fb+len) out of the fork (callers pass ranges inside one
+ * extent); the piece that was there goes to *got, -ENOENT if none. */
+int  cow_fork_cut(struct ref_fs *fs, struct cow_fork *f, uint64_t fb,
+		  uint64_t len, struct ref_extent *got);
+/* Blocks [start, start+len) leave the staging tree (records split). */
+int  cow_stage_del(struct ref_fs *fs, uint64_t start, uint64_t len);
 /*
  * file.c's write path: must blocks [fb, fb + *n) of the mapping e (written,
  * or unwritten: a zeroed range of shared blocks) be copied on write?  1 (and *n clipped to a run that must), 0 (and *n
@@ -82,7 +98,7 @@ int  cow_needed(struct ref_fs *fs, struct ref_inode *ip,
 int  cow_write(struct ref_fs *fs, struct ref_inode *ip,
 	       const struct ref_extent *e, uint64_t fb, uint64_t *n,
 	       const uint8_t *src, uint64_t pos, uint64_t end);
-/* End-COW: remap the written staging of file blocks [fb, fb+len). */
+/* End-COW (cow.c): remap the written staging of file blocks [fb, fb+len). */
 int  cow_end(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	     uint64_t len);
 /* Before a range's mappings move (exchange range): remap its written
