@@ -235,6 +235,23 @@ static DIR *open_corpus(char *dir, size_t len)
 	return d;
 }
 
+/*
+ * Does a log's header ask for a library this build was made without
+ * (FSO_NO_EXTERNAL_LIBS, the MSan and OSS-Fuzz builds: no zstd)?  Such a
+ * log is left to the builds that have it; mount would refuse it.
+ */
+static bool needs_missing_lib(const char *text)
+{
+#ifdef FSO_NO_EXTERNAL_LIBS
+	const char *nl = strchr(text, '\n'), *z = strstr(text, "compress=zstd");
+
+	return !strncmp(text, "#!", 2) && z && (!nl || z < nl);
+#else
+	(void)text;
+	return false;
+#endif
+}
+
 TEST(corpus_regressions_replay_clean_on_engine_and_model)
 {
 	char dir[512];
@@ -263,6 +280,11 @@ TEST(corpus_regressions_replay_clean_on_engine_and_model)
 			if (op_read_file(path, &text, &len) == 0 &&
 			    !strstr(text, "# Guards:"))
 				r = -ENOMSG;
+			if (!r && text && needs_missing_lib(text)) {
+				free(text);
+				op_seq_free(&seq);
+				continue;
+			}
 			free(text);
 		}
 		if (!r)
