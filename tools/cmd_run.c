@@ -20,6 +20,7 @@
 #include "hw/hw.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
+#include "tools/runargs.h"
 
 #define RUN_DEFAULT_TARGETS "engine,naive,model"
 #define RUN_SWARM_ROUND 10000u   /* ops per round: swarm draws per round */
@@ -205,20 +206,98 @@ static int start_round(struct checker *c, const struct gen *g)
 	return ret;
 }
 
+/* run's own arguments; --max-op and --weights go into gcfg. */
+struct run_args {
+	struct gen_cfg *gcfg;
+	const char *log, *xfsx;
+	uint64_t seed, max_ops, round;
+	double minutes;
+	int have_seed, quiet, no_swarm;
+};
+
+static int run_arg(void *ctx, int argc, char **argv, int *i)
+{
+	struct run_args *a = ctx;
+	const char *v;
+	char err[512];
+	int bad;
+
+	if ((v = runopts_value("--seed", argc, argv, i, &bad))) {
+		if (parse_u64(v, &a->seed)) {
+			errmsg("--seed: bad number '%s'", v);
+			return EXIT_USAGE;
+		}
+		a->have_seed = 1;
+	} else if ((v = runopts_value("--ops", argc, argv, i, &bad))) {
+		if (parse_u64(v, &a->max_ops) || !a->max_ops) {
+			errmsg("--ops: bad count '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--minutes", argc, argv, i, &bad))) {
+		char *end;
+
+		a->minutes = strtod(v, &end);
+		if (*end || end == v || !(a->minutes > 0)) {
+			errmsg("--minutes: bad number '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--seconds", argc, argv, i, &bad))) {
+		char *end;
+
+		a->minutes = strtod(v, &end) / 60;
+		if (*end || end == v || !(a->minutes > 0)) {
+			errmsg("--seconds: bad number '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--round", argc, argv, i, &bad))) {
+		if (parse_u64(v, &a->round) || !a->round) {
+			errmsg("--round: bad count '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--max-op", argc, argv, i, &bad))) {
+		if (hw_parse_size(v, &a->gcfg->max_op) || !a->gcfg->max_op) {
+			errmsg("--max-op: bad size '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--weights", argc, argv, i, &bad))) {
+		if (gen_parse_weights(a->gcfg, v, err, sizeof(err))) {
+			errmsg("--weights: %s", err);
+			return EXIT_USAGE;
+		}
+		a->no_swarm = 1;
+	} else if (!strcmp(argv[*i], "--no-swarm")) {
+		a->no_swarm = 1;
+	} else if ((v = runopts_value("--log", argc, argv, i, &bad))) {
+		a->log = v;
+	} else if ((v = runopts_value("--export-fsx", argc, argv, i, &bad))) {
+		a->xfsx = v;
+	} else if (bad) {
+		errmsg("%s needs a value", argv[*i]);
+		return EXIT_USAGE;
+	} else if (!strcmp(argv[*i], "-q")) {
+		a->quiet = 1;
+	} else {
+		errmsg("unexpected argument '%s' (see --help)", argv[*i]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
 	struct target_env env;
 	struct runopts o;
 	struct gen_cfg gcfg = { 0 };
+	struct run_args a = { .gcfg = &gcfg };
 	struct gen g;
 	struct checker *c = NULL;
 	struct op_seq meta, xops;
-	const char *targets, *log = NULL, *xfsx = NULL;
-	char err[512], logbuf[128], skip[512], mask[256];
-	uint64_t seed = 0, max_ops = 0, round = 0, done = 0, in_round = 0;
-	double minutes = 0, t0, tlast, deadline = 0;
-	int have_seed = 0, quiet = 0, no_swarm = 0, n = 0, rc = 0, ret;
+	const char *targets, *log, *xfsx;
+	char logbuf[128], skip[512], mask[256];
+	uint64_t seed, max_ops, round, done = 0, in_round = 0;
+	double minutes, t0, tlast, deadline = 0;
+	int quiet, n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle run";
 	tune_heap();
@@ -229,83 +308,23 @@ int cmd_run(int argc, char **argv)
 	runopts_init(&o);
 	op_seq_init(&meta);
 	op_seq_init(&xops);
-	for (int i = 1; i < argc; i++) {
-		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
-		const char *v;
-
-		if (r < 0) {
-			errmsg("%s", err);
-			return EXIT_USAGE;
-		}
-		if (r)
-			continue;
-		if ((v = runopts_value("--seed", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &seed)) {
-				errmsg("--seed: bad number '%s'", v);
-				return EXIT_USAGE;
-			}
-			have_seed = 1;
-		} else if ((v = runopts_value("--ops", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &max_ops) || !max_ops) {
-				errmsg("--ops: bad count '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--minutes", argc, argv, &i, &bad))) {
-			char *end;
-
-			minutes = strtod(v, &end);
-			if (*end || end == v || !(minutes > 0)) {
-				errmsg("--minutes: bad number '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--seconds", argc, argv, &i, &bad))) {
-			char *end;
-
-			minutes = strtod(v, &end) / 60;
-			if (*end || end == v || !(minutes > 0)) {
-				errmsg("--seconds: bad number '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--round", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &round) || !round) {
-				errmsg("--round: bad count '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--max-op", argc, argv, &i, &bad))) {
-			if (hw_parse_size(v, &gcfg.max_op) || !gcfg.max_op) {
-				errmsg("--max-op: bad size '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--weights", argc, argv, &i, &bad))) {
-			if (gen_parse_weights(&gcfg, v, err, sizeof(err))) {
-				errmsg("--weights: %s", err);
-				return EXIT_USAGE;
-			}
-			no_swarm = 1;
-		} else if (!strcmp(argv[i], "--no-swarm")) {
-			no_swarm = 1;
-		} else if ((v = runopts_value("--log", argc, argv, &i, &bad))) {
-			log = v;
-		} else if ((v = runopts_value("--export-fsx", argc, argv, &i,
-					      &bad))) {
-			xfsx = v;
-		} else if (bad) {
-			errmsg("%s needs a value", argv[i]);
-			return EXIT_USAGE;
-		} else if (!strcmp(argv[i], "-q")) {
-			quiet = 1;
-		} else {
-			errmsg("unexpected argument '%s' (see --help)", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
+	rc = runargs_parse(&o, argc, argv, run_arg, &a);
+	if (rc)
+		return rc;
+	log = a.log;
+	xfsx = a.xfsx;
+	seed = a.seed;
+	max_ops = a.max_ops;
+	round = a.round;
+	minutes = a.minutes;
+	quiet = a.quiet;
 	if (xfsx && o.geom.nfiles > 1) {
 		errmsg("--export-fsx: fsx works on one file (--files 1)");
 		return EXIT_USAGE;
 	}
 	if (xfsx)
 		o.geom.nfiles = 1;
-	if (!have_seed) {
+	if (!a.have_seed) {
 		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 
 		seed = rng_splitmix64(&x) % 1000000000ull;
@@ -320,11 +339,9 @@ int cmd_run(int argc, char **argv)
 	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
 		if (gcfg.weight[k])
 			env.power_cuts = gcfg.weight[OP_CUT] != 0;
-	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
-	if (ret) {
-		errmsg("%s", err);
-		return ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
-	}
+	rc = runargs_open(targets, &env, t, &n, NULL);
+	if (rc)
+		return rc;
 	runopts_record_env(&env, &meta);
 	snprintf(meta.hdr.seed, sizeof(meta.hdr.seed), "%llu",
 		 (unsigned long long)seed);
@@ -350,7 +367,7 @@ int cmd_run(int argc, char **argv)
 		gcfg.exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
 				1ull << OP_CUT | 1ull << OP_SET_FLAG;
 	gcfg.realtime = env.rtdev != NULL;
-	gcfg.swarm = !no_swarm;
+	gcfg.swarm = !a.no_swarm;
 	/* chattr +o and mount compress=zstd: only with reflink, only without */
 	gcfg.attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
 		     (gcfg.realtime ? OP_ATTR_REALTIME : 0) |
