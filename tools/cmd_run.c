@@ -125,25 +125,6 @@ static void print_usage(FILE *f)
 	fputs(usage_exit, f);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return *end || errno ? -EINVAL : 0;
-}
-
 /* The command line that repeats this run: ours minus seed/ops/minutes. */
 static void print_repro(int argc, char **argv, uint64_t seed, uint64_t ops)
 {
@@ -223,13 +204,13 @@ static int run_arg(void *ctx, int argc, char **argv, int *i)
 	int bad;
 
 	if ((v = runopts_value("--seed", argc, argv, i, &bad))) {
-		if (parse_u64(v, &a->seed)) {
+		if (arg_u64(v, &a->seed)) {
 			errmsg("--seed: bad number '%s'", v);
 			return EXIT_USAGE;
 		}
 		a->have_seed = 1;
 	} else if ((v = runopts_value("--ops", argc, argv, i, &bad))) {
-		if (parse_u64(v, &a->max_ops) || !a->max_ops) {
+		if (arg_u64(v, &a->max_ops) || !a->max_ops) {
 			errmsg("--ops: bad count '%s'", v);
 			return EXIT_USAGE;
 		}
@@ -250,7 +231,7 @@ static int run_arg(void *ctx, int argc, char **argv, int *i)
 			return EXIT_USAGE;
 		}
 	} else if ((v = runopts_value("--round", argc, argv, i, &bad))) {
-		if (parse_u64(v, &a->round) || !a->round) {
+		if (arg_u64(v, &a->round) || !a->round) {
 			errmsg("--round: bad count '%s'", v);
 			return EXIT_USAGE;
 		}
@@ -419,7 +400,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash, cut "
 			"or chattr (fsx has none)\n");
 
-	t0 = tlast = now();
+	t0 = tlast = mono_seconds();
 	if (minutes)
 		deadline = t0 + minutes * 60;
 	while (!max_ops || done < max_ops) {
@@ -459,7 +440,7 @@ int cmd_run(int argc, char **argv)
 		if (rc)
 			break;
 		if ((done & 255) == 0) {
-			double tn = now();
+			double tn = mono_seconds();
 
 			if (deadline && tn >= deadline)
 				break;
@@ -474,7 +455,7 @@ int cmd_run(int argc, char **argv)
 	if (!rc)
 		rc = check_finish(c);
 	{
-		double secs = now() - t0;
+		double secs = mono_seconds() - t0;
 		const struct check_stats *s = check_stats(c);
 
 		if (secs <= 0)
