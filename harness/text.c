@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -257,6 +258,35 @@ void op_parser_init(struct op_parser *p, struct op_seq *seq)
 	p->cur = 0;
 }
 
+/* The header's keys, in the order they are written, and their fields. */
+static const struct hdr_key {
+	const char *key, *alias; /* written as key; alias read too */
+	size_t off;              /* char[OP_HDR_STR] in struct op_header */
+} hdr_keys[] = {
+	{ "dev", NULL, offsetof(struct op_header, dev) },
+	{ "rt", "rtdev", offsetof(struct op_header, rtdev) },
+	{ "mkfs", NULL, offsetof(struct op_header, mkfs) },
+	{ "mount", "opts", offsetof(struct op_header, mount) },
+	{ "targets", NULL, offsetof(struct op_header, targets) },
+	{ "seed", NULL, offsetof(struct op_header, seed) },
+	{ "check", NULL, offsetof(struct op_header, check) },
+};
+#define NHDR_KEYS (sizeof(hdr_keys) / sizeof(hdr_keys[0]))
+
+/* The header field named by key[0..klen), or NULL. */
+static char *hdr_lookup(struct op_header *h, const char *key, size_t klen)
+{
+	for (size_t i = 0; i < NHDR_KEYS; i++) {
+		const struct hdr_key *k = &hdr_keys[i];
+
+		if ((klen == strlen(k->key) && !memcmp(key, k->key, klen)) ||
+		    (k->alias && klen == strlen(k->alias) &&
+		     !memcmp(key, k->alias, klen)))
+			return (char *)h + k->off;
+	}
+	return NULL;
+}
+
 static int header_line(struct op_parser *p, const char *line, char *err,
 		       size_t errlen)
 {
@@ -283,27 +313,12 @@ static int header_line(struct op_parser *p, const char *line, char *err,
 				    show(t, sb, sizeof(sb)));
 		klen = (size_t)(eq - t->s);
 		vlen = t->len - klen - 1;
-#define KEY(k) (klen == strlen(k) && memcmp(t->s, k, klen) == 0)
-		if (KEY("dev"))
-			dst = h->dev;
-		else if (KEY("rt") || KEY("rtdev"))
-			dst = h->rtdev;
-		else if (KEY("mkfs"))
-			dst = h->mkfs;
-		else if (KEY("mount") || KEY("opts"))
-			dst = h->mount;
-		else if (KEY("targets"))
-			dst = h->targets;
-		else if (KEY("seed"))
-			dst = h->seed;
-		else if (KEY("check"))
-			dst = h->check;
-		else
+		dst = hdr_lookup(h, t->s, klen);
+		if (!dst)
 			return fail(err, errlen, t->col + 2,
 				    "unknown header key '%.*s' (dev, rt, mkfs, "
 				    "mount, targets, seed, check)", (int)klen,
 				    t->s);
-#undef KEY
 		if (vlen >= OP_HDR_STR)
 			return fail(err, errlen, t->col + 2, "header value too long");
 		memcpy(dst, eq + 1, vlen);
@@ -885,25 +900,19 @@ int op_format(const struct op *op, const struct op_seq *seq, char *buf,
 
 void op_text_write_header(const struct op_header *h, FILE *f)
 {
-	if (!h->dev[0] && !h->rtdev[0] && !h->mkfs[0] && !h->mount[0] &&
-	    !h->targets[0] && !h->seed[0] && !h->check[0])
-		return;
-	fputs("#! fsoracle", f);
-	if (h->dev[0])
-		fprintf(f, " dev=%s", h->dev);
-	if (h->rtdev[0])
-		fprintf(f, " rt=%s", h->rtdev);
-	if (h->mkfs[0])
-		fprintf(f, " mkfs=%s", h->mkfs);
-	if (h->mount[0])
-		fprintf(f, " mount=%s", h->mount);
-	if (h->targets[0])
-		fprintf(f, " targets=%s", h->targets);
-	if (h->seed[0])
-		fprintf(f, " seed=%s", h->seed);
-	if (h->check[0])
-		fprintf(f, " check=%s", h->check);
-	fputc('\n', f);
+	int any = 0;
+
+	for (size_t i = 0; i < NHDR_KEYS; i++) {
+		const char *v = (const char *)h + hdr_keys[i].off;
+
+		if (!v[0])
+			continue;
+		fprintf(f, "%s %s=%s", any ? "" : "#! fsoracle", hdr_keys[i].key,
+			v);
+		any = 1;
+	}
+	if (any)
+		fputc('\n', f);
 }
 
 int op_text_write(const struct op_seq *seq, FILE *f)
