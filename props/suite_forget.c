@@ -410,6 +410,5 @@ const struct props_suite props_suite_forget = {
 	.name = "forget",
 	.doc = "seed path (d): journal forget and revoke at free, naive "
 	       "against optimized, across power cuts",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };
