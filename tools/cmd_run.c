@@ -264,6 +264,165 @@ static int run_arg(void *ctx, int argc, char **argv, int *i)
 	return 0;
 }
 
+/* The generator's configuration for this run's options and targets. */
+static void gen_setup(struct gen_cfg *gcfg, const struct run_args *a,
+		      const struct runopts *o, const struct target_env *env,
+		      struct checker *c, struct target **t, int n)
+{
+	gcfg->seed = a->seed;
+	gcfg->nfiles = o->geom.nfiles;
+	gcfg->max_file = o->geom.max_file;
+	gcfg->exclude = check_unsupported(c);
+	if (a->xfsx)
+		gcfg->exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
+				 1ull << OP_CUT | 1ull << OP_SET_FLAG;
+	gcfg->realtime = env->rtdev != NULL;
+	gcfg->swarm = !a->no_swarm;
+	/* chattr +o and mount compress=zstd: only with reflink, only without */
+	gcfg->attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
+		      (gcfg->realtime ? OP_ATTR_REALTIME : 0) |
+		      (gcfg->exclude & (1ull << OP_CLONE_RANGE) ? 0 :
+		       OP_ATTR_ALWAYS_COW);
+	gcfg->swarm_compress = !(gcfg->attrs & OP_ATTR_ALWAYS_COW);
+	gcfg->mkfs = o->mkfs;
+	gcfg->mount = o->mount;
+	for (int i = 0; i < n; i++)
+		if (!(t[i]->caps & TARGET_MODEL)) {
+			gcfg->blocksize = t[i]->blocksize;
+			break;
+		}
+}
+
+/* What the run will do, on stderr before it starts. */
+static void print_start(const struct run_args *a, const struct gen *g,
+			const char *targets, struct checker *c,
+			struct target **t, int n)
+{
+	char skip[512], mask[256];
+
+	if (g->cfg.swarm)
+		fprintf(stderr, "fsoracle run: seed %llu, targets %s, swarm "
+			"rounds of %llu ops over %u files of at most %llu bytes, "
+			"ops of at most %llu bytes (--no-swarm: one fixed mix)\n",
+			(unsigned long long)a->seed, targets,
+			(unsigned long long)a->round, g->cfg.nfiles,
+			(unsigned long long)g->cfg.max_file,
+			(unsigned long long)g->cfg.max_op);
+	else
+		fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files "
+			"of at most %llu bytes, ops of at most %llu bytes\n",
+			(unsigned long long)a->seed, targets, g->cfg.nfiles,
+			(unsigned long long)g->cfg.max_file,
+			(unsigned long long)g->cfg.max_op);
+	target_list_devnote(t, n, skip, sizeof(skip));
+	if (skip[0])
+		fprintf(stderr, "  %s\n", skip);
+	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
+	if (mask[0])
+		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
+			mask);
+	if (a->xfsx)
+		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash, cut "
+			"or chattr (fsx has none)\n");
+}
+
+/*
+ * The soak proper: generated ops through the checker, a fresh round
+ * every a->round ops (or when the targets stall), until a->max_ops (0: no
+ * limit), the deadline (0: none) or a failure.  With --export-fsx the ops
+ * also go into xops.  *done counts the ops; returns the checker's status.
+ */
+static int soak(struct checker *c, struct gen *g, const struct run_args *a,
+		double t0, double deadline, struct op_seq *xops,
+		uint64_t *done)
+{
+	uint64_t in_round = 0;
+	double tlast = t0;
+	int rc = 0, ret;
+
+	while (!a->max_ops || *done < a->max_ops) {
+		struct op op;
+
+		if (in_round == a->round || check_stalled(c)) {
+			rc = check_finish(c);
+			if (rc)
+				break;
+			gen_new_round(g);
+			if (a->xfsx) { /* a fresh filesystem: the file starts empty */
+				struct op z = { .kind = OP_TRUNCATE };
+
+				if (op_seq_push(xops, &z)) {
+					rc = EXIT_IO;
+					break;
+				}
+			}
+			ret = start_round(c, g);
+			if (ret) {
+				errmsg("resetting the targets failed: %s",
+				       strerror(-ret));
+				rc = EXIT_IO;
+				break;
+			}
+			in_round = 0;
+		}
+		gen_next(g, &op);
+		if (a->xfsx && op_seq_push(xops, &op)) {
+			errmsg("--export-fsx: out of memory");
+			rc = EXIT_IO;
+			break;
+		}
+		rc = check_op(c, &op);
+		++*done;
+		in_round++;
+		if (rc)
+			break;
+		if ((*done & 255) == 0) {
+			double tn = mono_seconds();
+
+			if (deadline && tn >= deadline)
+				break;
+			if (!a->quiet && tn - tlast >= 1.0) {
+				fprintf(stderr, "  %llu ops, %.0f ops/s\n",
+					(unsigned long long)*done,
+					(double)*done / (tn - t0));
+				tlast = tn;
+			}
+		}
+	}
+	return rc;
+}
+
+/* The run's outcome and how to repeat it, on stderr. */
+static void print_summary(struct checker *c, int rc, uint64_t seed,
+			  uint64_t done, double secs, int argc, char **argv)
+{
+	const struct check_stats *s = check_stats(c);
+	char skip[512];
+
+	if (secs <= 0)
+		secs = 1e-9;
+	fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
+		"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
+		"%llu crashes)\n", (unsigned long long)seed,
+		rc ? check_status_name(rc) : "all agreed",
+		(unsigned long long)done, secs, (double)done / secs,
+		(unsigned long long)s->verifies,
+		(unsigned long long)s->audits,
+		(unsigned long long)s->crashes);
+	if (s->enospc)
+		fprintf(stderr, "  %llu times a target ran out of space "
+			"with too little room left: accepted, the others "
+			"took its file\n", (unsigned long long)s->enospc);
+	if (s->stalls)
+		fprintf(stderr, "  %llu rounds ended early: out of space "
+			"unevenly, the targets could not be brought back "
+			"in step\n", (unsigned long long)s->stalls);
+	check_skip_summary(c, skip, sizeof(skip));
+	if (skip[0])
+		fprintf(stderr, "  %s\n", skip);
+	print_repro(argc, argv, seed, done);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
@@ -274,11 +433,11 @@ int cmd_run(int argc, char **argv)
 	struct gen g;
 	struct checker *c = NULL;
 	struct op_seq meta, xops;
-	const char *targets, *log, *xfsx;
-	char logbuf[128], skip[512], mask[256];
-	uint64_t seed, max_ops, round, done = 0, in_round = 0;
-	double minutes, t0, tlast, deadline = 0;
-	int quiet, n = 0, rc = 0, ret;
+	const char *targets;
+	char logbuf[128];
+	uint64_t done = 0;
+	double t0, deadline = 0;
+	int n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle run";
 	tune_heap();
@@ -292,26 +451,19 @@ int cmd_run(int argc, char **argv)
 	rc = runargs_parse(&o, argc, argv, run_arg, &a);
 	if (rc)
 		return rc;
-	log = a.log;
-	xfsx = a.xfsx;
-	seed = a.seed;
-	max_ops = a.max_ops;
-	round = a.round;
-	minutes = a.minutes;
-	quiet = a.quiet;
-	if (xfsx && o.geom.nfiles > 1) {
+	if (a.xfsx && o.geom.nfiles > 1) {
 		errmsg("--export-fsx: fsx works on one file (--files 1)");
 		return EXIT_USAGE;
 	}
-	if (xfsx)
+	if (a.xfsx)
 		o.geom.nfiles = 1;
 	if (!a.have_seed) {
 		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 
-		seed = rng_splitmix64(&x) % 1000000000ull;
+		a.seed = rng_splitmix64(&x) % 1000000000ull;
 	}
-	if (!max_ops && !minutes)
-		max_ops = 1000000;
+	if (!a.max_ops && !a.minutes)
+		a.max_ops = 1000000;
 	if (!o.targets)
 		o.targets = RUN_DEFAULT_TARGETS;
 	runopts_resolve(&o, NULL, &env, &targets);
@@ -325,13 +477,13 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	runopts_record_env(&env, &meta);
 	snprintf(meta.hdr.seed, sizeof(meta.hdr.seed), "%llu",
-		 (unsigned long long)seed);
-	if (!log) {
+		 (unsigned long long)a.seed);
+	if (!a.log) {
 		snprintf(logbuf, sizeof(logbuf), "fsoracle-run-%llu.ops",
-			 (unsigned long long)seed);
-		log = logbuf;
+			 (unsigned long long)a.seed);
+		a.log = logbuf;
 	}
-	o.check.log_path = log;
+	o.check.log_path = a.log;
 	o.check.targets = targets;
 	ret = check_new(t, n, &o.check, &meta, &c);
 	if (ret) {
@@ -340,30 +492,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	gcfg.seed = seed;
-	gcfg.nfiles = o.geom.nfiles;
-	gcfg.max_file = o.geom.max_file;
-	gcfg.exclude = check_unsupported(c);
-	if (xfsx)
-		gcfg.exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
-				1ull << OP_CUT | 1ull << OP_SET_FLAG;
-	gcfg.realtime = env.rtdev != NULL;
-	gcfg.swarm = !a.no_swarm;
-	/* chattr +o and mount compress=zstd: only with reflink, only without */
-	gcfg.attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
-		     (gcfg.realtime ? OP_ATTR_REALTIME : 0) |
-		     (gcfg.exclude & (1ull << OP_CLONE_RANGE) ? 0 :
-		      OP_ATTR_ALWAYS_COW);
-	gcfg.swarm_compress = !(gcfg.attrs & OP_ATTR_ALWAYS_COW);
-	gcfg.mkfs = o.mkfs;
-	gcfg.mount = o.mount;
-	if (!round)
-		round = gcfg.swarm ? RUN_SWARM_ROUND : RUN_FIXED_ROUND;
-	for (int i = 0; i < n; i++)
-		if (!(t[i]->caps & TARGET_MODEL)) {
-			gcfg.blocksize = t[i]->blocksize;
-			break;
-		}
+	gen_setup(&gcfg, &a, &o, &env, c, t, n);
+	if (!a.round)
+		a.round = gcfg.swarm ? RUN_SWARM_ROUND : RUN_FIXED_ROUND;
 	if (gen_init(&g, &gcfg)) {
 		errmsg("every op kind is excluded or weighted 0: nothing to run");
 		rc = EXIT_USAGE;
@@ -375,115 +506,18 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_IO;
 		goto out;
 	}
-	if (gcfg.swarm)
-		fprintf(stderr, "fsoracle run: seed %llu, targets %s, swarm "
-			"rounds of %llu ops over %u files of at most %llu bytes, "
-			"ops of at most %llu bytes (--no-swarm: one fixed mix)\n",
-			(unsigned long long)seed, targets,
-			(unsigned long long)round, g.cfg.nfiles,
-			(unsigned long long)g.cfg.max_file,
-			(unsigned long long)g.cfg.max_op);
-	else
-		fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files "
-			"of at most %llu bytes, ops of at most %llu bytes\n",
-			(unsigned long long)seed, targets, g.cfg.nfiles,
-			(unsigned long long)g.cfg.max_file,
-			(unsigned long long)g.cfg.max_op);
-	target_list_devnote(t, n, skip, sizeof(skip));
-	if (skip[0])
-		fprintf(stderr, "  %s\n", skip);
-	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
-	if (mask[0])
-		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
-			mask);
-	if (xfsx)
-		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash, cut "
-			"or chattr (fsx has none)\n");
+	print_start(&a, &g, targets, c, t, n);
 
-	t0 = tlast = mono_seconds();
-	if (minutes)
-		deadline = t0 + minutes * 60;
-	while (!max_ops || done < max_ops) {
-		struct op op;
-
-		if (in_round == round || check_stalled(c)) {
-			rc = check_finish(c);
-			if (rc)
-				break;
-			gen_new_round(&g);
-			if (xfsx) { /* a fresh filesystem: the file starts empty */
-				struct op z = { .kind = OP_TRUNCATE };
-
-				if (op_seq_push(&xops, &z)) {
-					rc = EXIT_IO;
-					break;
-				}
-			}
-			ret = start_round(c, &g);
-			if (ret) {
-				errmsg("resetting the targets failed: %s",
-				       strerror(-ret));
-				rc = EXIT_IO;
-				break;
-			}
-			in_round = 0;
-		}
-		gen_next(&g, &op);
-		if (xfsx && op_seq_push(&xops, &op)) {
-			errmsg("--export-fsx: out of memory");
-			rc = EXIT_IO;
-			break;
-		}
-		rc = check_op(c, &op);
-		done++;
-		in_round++;
-		if (rc)
-			break;
-		if ((done & 255) == 0) {
-			double tn = mono_seconds();
-
-			if (deadline && tn >= deadline)
-				break;
-			if (!quiet && tn - tlast >= 1.0) {
-				fprintf(stderr, "  %llu ops, %.0f ops/s\n",
-					(unsigned long long)done,
-					(double)done / (tn - t0));
-				tlast = tn;
-			}
-		}
-	}
+	t0 = mono_seconds();
+	if (a.minutes)
+		deadline = t0 + a.minutes * 60;
+	rc = soak(c, &g, &a, t0, deadline, &xops, &done);
 	if (!rc)
 		rc = check_finish(c);
-	{
-		double secs = mono_seconds() - t0;
-		const struct check_stats *s = check_stats(c);
-
-		if (secs <= 0)
-			secs = 1e-9;
-		fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
-			"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
-			"%llu crashes)\n", (unsigned long long)seed,
-			rc ? check_status_name(rc) : "all agreed",
-			(unsigned long long)done, secs, (double)done / secs,
-			(unsigned long long)s->verifies,
-			(unsigned long long)s->audits,
-			(unsigned long long)s->crashes);
-		if (s->enospc)
-			fprintf(stderr, "  %llu times a target ran out of space "
-				"with too little room left: accepted, the others "
-				"took its file\n", (unsigned long long)s->enospc);
-		if (s->stalls)
-			fprintf(stderr, "  %llu rounds ended early: out of space "
-				"unevenly, the targets could not be brought back "
-				"in step\n", (unsigned long long)s->stalls);
-		check_skip_summary(c, skip, sizeof(skip));
-		if (skip[0])
-			fprintf(stderr, "  %s\n", skip);
-		print_repro(argc, argv, seed, done);
-	}
-	if (xfsx) {
+	print_summary(c, rc, a.seed, done, mono_seconds() - t0, argc, argv);
+	if (a.xfsx) {
 		op_seq_copy_meta(&xops, &meta);
-		ret = export_fsx(&xops, xfsx, gcfg.blocksize);
+		ret = export_fsx(&xops, a.xfsx, gcfg.blocksize);
 		if (!rc)
 			rc = ret;
 	}
