@@ -229,8 +229,9 @@ static int cutall_arg(struct cutall_args *a, int argc, char **argv, int *i)
 		if (arg_u64(v, &n) || n > 1000000) {
 			errmsg("--subsets: bad count '%s'", v);
 			ret = -EINVAL;
+		} else {
+			cfg->subsets = (unsigned)n;
 		}
-		cfg->subsets = (unsigned)n;
 	} else if ((v = runopts_value("--seed", argc, argv, i, &bad))) {
 		if (arg_u64(v, &cfg->seed)) {
 			errmsg("--seed: bad number '%s'", v);
