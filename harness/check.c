@@ -757,6 +757,12 @@ int check_crash_adopt(struct checker *c, int64_t *result)
 		return 0;
 	}
 	*result = c->dirty;
+	/* what each recovered alone, before any takes another's files */
+	if (c->cfg.recovered)
+		c->cfg.recovered(c->cfg.recovered_arg, c->t, c->n);
+	ret = check_twins_recovered(c);
+	if (ret)
+		return ret;
 	ret = adopt_files(c, src, c->dirty, "after the crash");
 	if (ret || c->stalled)
 		return ret;
