@@ -29,11 +29,16 @@
  * is (no metadata block starts that way: magics are "FSO?").
  *
  * A counterexample is printed as that op log (`fsoracle prop --logs`
- * writes it).  The twins property's header asks the checker for
- * check=twins=image, so `fsoracle replay` fails the same way; the stale
- * check is the property's own, run on each target as it recovered (the
- * checker's `recovered` call, before it makes the twins take the first
- * one's files): a replay runs the ops and the checker's comparisons.
+ * writes it).  The checker compares the twins' results (and what they
+ * read after the cut) for both properties; the twins property's header
+ * asks it for check=twins=image too (the device images after every op,
+ * and right after recovery's mount, whose commit is the last write
+ * recovery makes: an unmount after it only checkpoints what that commit
+ * logged), so `fsoracle replay` fails the same way.  The audit after
+ * recovery and the stale check are the properties' own, run on each
+ * target as it recovered (the checker's `recovered` call, before it makes
+ * the twins take the first one's files): a replay runs the ops and the
+ * checker's comparisons.
  *
  * Properties:
  *   forget_twins_agree_across_cuts     the twins return the same results,
@@ -51,10 +56,8 @@
  */
 #include "props/props.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "harness/op.h"
 #include "ref/ref.h"
