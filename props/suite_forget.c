@@ -10,8 +10,8 @@
  * middle of the data region) and other files' blocks: pwrites, truncates,
  * fpunches, fcollapses, unlinks, fsyncs, syncs and chattr +j / -j (maybe
  * each followed by a sync), in data=ordered (maybe with f0 journaling its
- * data from its creation on: chattr +j before the op that makes it) or
- * data=journal, then a power cut:
+ * data from its creation on: chattr +j before the write that makes it)
+ * or data=journal, then a power cut:
  *
  *     crash       every write issued survives (the simplest: recovery
  *                 still replays the log)
@@ -108,35 +108,31 @@ static int push(struct op_seq *seq, unsigned kind, unsigned f, uint8_t flags,
 	return op_seq_push(seq, &op);
 }
 
-/* Every op but unlink makes its file (op.h); f0 +j with j0 first. */
-static int made(struct op_seq *seq, struct files *fl, unsigned f,
-		unsigned kind)
-{
-	uint8_t bit = (uint8_t)(1u << f);
-
-	if (kind == S_UNLINK) {
-		fl->exists &= (uint8_t)~bit;
-		fl->jdata &= (uint8_t)~bit;
-		return 0;
-	}
-	if (fl->exists & bit)
-		return 0;
-	fl->exists |= bit;
-	if (!fl->j0 || f)
-		return 0;
-	fl->jdata |= bit;
-	return push(seq, OP_SET_FLAG, f, 0, 0, 0, OP_ATTR_JOURNAL_DATA);
-}
-
-/* Step k of the script as ops. */
+/*
+ * Step k of the script as ops.  A step names a file, and only a write
+ * makes it (f0 with chattr +j first when j0); any other step on a file
+ * that does not exist is left out (the op language would make the file:
+ * a truncate or chattr there would leave f0 without its +j), as every
+ * step but a write failed with ENOENT in the suite's step language.
+ */
 static int step_ops(struct op_seq *seq, struct files *fl, size_t k,
 		    unsigned kind, unsigned f, uint64_t off, uint64_t len)
 {
 	struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
 			.flags = OP_FL_PATTERN, .pattern = dbyte(f, k) };
 	uint8_t bit = (uint8_t)(1u << f);
-	int err = made(seq, fl, f, kind);
+	int err = 0;
 
+	if (!(fl->exists & bit) && kind != S_WRITE)
+		return 0;
+	if (!(fl->exists & bit)) {
+		fl->exists |= bit;
+		if (fl->j0 && !f) {
+			fl->jdata |= bit;
+			err = push(seq, OP_SET_FLAG, f, 0, 0, 0,
+				   OP_ATTR_JOURNAL_DATA);
+		}
+	}
 	off *= BSZ;
 	if (err)
 		return err;
@@ -154,6 +150,8 @@ static int step_ops(struct op_seq *seq, struct files *fl, size_t k,
 	case S_COLLAPSE:
 		return push(seq, OP_FCOLLAPSE, f, 0, off, len * BSZ, 0);
 	case S_UNLINK:
+		fl->exists &= (uint8_t)~bit;
+		fl->jdata &= (uint8_t)~bit;
 		return push(seq, OP_UNLINK, f, 0, 0, 0, 0);
 	case S_FSYNC:
 		return push(seq, OP_FSYNC, f, 0, 0, 0, 0);
