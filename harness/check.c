@@ -435,6 +435,54 @@ static int stall_if_full(struct checker *c, int i, int src, unsigned f)
 	return 1;
 }
 
+/* How another target takes a file from target src (take_files). */
+enum take_step {
+	TAKE_CLEAR,     /* emptied (target_clear_file)                      */
+	TAKE_COPY,      /* copied whole (target_copy_file)                  */
+	TAKE_MATCH,     /* written only where it differs (target_match_file) */
+};
+
+/*
+ * One step of every other target taking the files in mask from target
+ * src.  A target that runs out of room is judged (stall_if_full).  0 when
+ * every step went through; else *stop is set and the return is what the
+ * caller returns: 0 if the checker stalled, else the status of the
+ * failure, said as "VERB SRC's FILE WHY failed: ERROR".
+ */
+static int take_files(struct checker *c, int src, uint32_t mask,
+		      enum take_step step, const char *verb, const char *why,
+		      int *stop)
+{
+	*stop = 1;
+	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+		if (!(mask & (1u << f)))
+			continue;
+		for (int i = 0; i < c->n; i++) {
+			struct target *t = c->t[i], *from = c->t[src];
+			char eb[32];
+			int ret;
+
+			if (i == src)
+				continue;
+			ret = step == TAKE_CLEAR ? target_clear_file(t, f) :
+			      step == TAKE_COPY ?
+			      target_copy_file(t, from, f, c->wbuf, c->chunk) :
+			      target_match_file(t, from, f, c->wbuf, c->chunk);
+			if (ret == -ENOSPC && stall_if_full(c, i, src, f))
+				return c->stalled ? 0 : c->status;
+			if (ret)
+				return check_fail(c, CHECK_ERRNO, i, f, NULL,
+						  NULL, 0, 0,
+						  "%s %s's %s %s failed: %s",
+						  verb, from->name,
+						  op_file_name(&c->log, f), why,
+						  errstr(ret, eb, sizeof(eb)));
+		}
+	}
+	*stop = 0;
+	return 0;
+}
+
 /*
  * Every other target takes the files in mask as target src has them: all
  * of them emptied first, so no copy needs space another file's old
@@ -444,35 +492,15 @@ static int stall_if_full(struct checker *c, int i, int src, unsigned f)
 static int adopt_files(struct checker *c, int src, uint32_t mask,
 		       const char *when)
 {
+	int stop, ret;
+
 	if (mask)
 		c->twin_adopted |= mask | 1u << 31;
-	for (int pass = 0; pass < 2; pass++) {
-		for (unsigned f = 0; f < OP_MAX_FILES; f++) {
-			if (!(mask & (1u << f)))
-				continue;
-			for (int i = 0; i < c->n; i++) {
-				char eb[32];
-				int ret;
-
-				if (i == src)
-					continue;
-				ret = pass ? target_copy_file(c->t[i], c->t[src], f,
-							      c->wbuf, c->chunk) :
-					     target_clear_file(c->t[i], f);
-				if (ret == -ENOSPC && stall_if_full(c, i, src, f))
-					return c->stalled ? 0 : c->status;
-				if (ret)
-					return check_fail(c, CHECK_ERRNO, i, f, NULL,
-							  NULL, 0, 0, "adopting %s's %s "
-							  "%s failed: %s",
-							  c->t[src]->name,
-							  op_file_name(&c->log, f),
-							  when, errstr(ret, eb,
-								       sizeof(eb)));
-			}
-		}
-	}
-	return 0;
+	ret = take_files(c, src, mask, TAKE_CLEAR, "adopting", when, &stop);
+	if (!stop)
+		ret = take_files(c, src, mask, TAKE_COPY, "adopting", when,
+				 &stop);
+	return ret;
 }
 
 /* The margin an ENOSPC is judged with (check.h): 16 units and 1/32. */
@@ -571,29 +599,10 @@ static int judge_full(struct checker *c, int i, const struct op *op,
  */
 static int match_files(struct checker *c, int src, uint32_t mask)
 {
-	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
-		if (!(mask & (1u << f)))
-			continue;
-		for (int i = 0; i < c->n; i++) {
-			char eb[32];
-			int ret;
+	int stop;
 
-			if (i == src)
-				continue;
-			ret = target_match_file(c->t[i], c->t[src], f, c->wbuf,
-						c->chunk);
-			if (ret == -ENOSPC && stall_if_full(c, i, src, f))
-				return c->stalled ? 0 : c->status;
-			if (ret)
-				return check_fail(c, CHECK_ERRNO, i, f, NULL, NULL,
-						  0, 0, "taking %s's %s after it ran "
-						  "out of space failed: %s",
-						  c->t[src]->name,
-						  op_file_name(&c->log, f),
-						  errstr(ret, eb, sizeof(eb)));
-		}
-	}
-	return 0;
+	return take_files(c, src, mask, TAKE_MATCH, "taking",
+			  "after it ran out of space", &stop);
 }
 
 /*
@@ -748,6 +757,12 @@ int check_crash_adopt(struct checker *c, int64_t *result)
 		return 0;
 	}
 	*result = c->dirty;
+	/* what each recovered alone, before any takes another's files */
+	if (c->cfg.recovered)
+		c->cfg.recovered(c->cfg.recovered_arg, c->t, c->n);
+	ret = check_twins_recovered(c);
+	if (ret)
+		return ret;
 	ret = adopt_files(c, src, c->dirty, "after the crash");
 	if (ret || c->stalled)
 		return ret;

@@ -75,6 +75,15 @@ struct check_cfg {
 	uint32_t twins;          /* bit per target_twin_part: the engine
 				    targets' state compared after every op
 				    and at the end (0: never)              */
+	/*
+	 * Called after a crash or a power cut, once every target has
+	 * recovered and before the checker makes any target take another's
+	 * files (check_crash_adopt): each target as it recovered alone.
+	 * A caller's own check (a property suite's); a log header cannot
+	 * ask for it.  NULL: none.
+	 */
+	void (*recovered)(void *arg, struct target **t, int n);
+	void *recovered_arg;
 };
 
 /*
@@ -84,7 +93,8 @@ struct check_cfg {
  *   each          verify every file and audit every target after every op
  *   twins=PARTS   compare the engine targets' state (target.h) after
  *                 every op: PARTS is all or names joined by '+' (stat,
- *                 free, extents, cowfork, refcount)
+ *                 free, extents, cowfork, refcount, image; all is every
+ *                 one but image)
  * 0, or -EINVAL with one line in err.
  */
 int check_cfg_parse(const char *s, struct check_cfg *cfg, char *err,

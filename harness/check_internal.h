@@ -82,5 +82,8 @@ int check_cut_after(struct checker *c, const struct op *op, uint32_t before,
 /* Twin engines compared (check_twin.c, check_cfg.twins): 0 or a check
  * status. */
 int check_twins(struct checker *c);
+/* The same for the parts compared right after a crash's recovery too
+ * (the image: target.h), before the checker adopts files. */
+int check_twins_recovered(struct checker *c);
 
 #endif

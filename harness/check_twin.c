@@ -15,7 +15,10 @@
  * first engine's files that were not durable into the others
  * (check.c's adopt_files): their layouts are then the copy's, so until
  * the next reset those files' parts and the filesystem-wide parts (free
- * space, refcounts) are no longer compared; the other files' still are.
+ * space, refcounts, the image) are no longer compared; the other files'
+ * still are.  The image is compared once more between a crash's
+ * recovery and that copy (check_twins_recovered): what each twin
+ * recovered from its own device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,7 +45,8 @@ static int parse_parts(const char *s, size_t len, uint32_t *mask, char *err,
 				break;
 		if (p == TWIN_NPARTS) {
 			snprintf(err, errlen, "check: unknown twin part '%.*s' "
-				 "(stat, free, extents, cowfork, refcount, all)",
+				 "(stat, free, extents, cowfork, refcount, image, "
+				 "all)",
 				 (int)(n > 40 ? 40 : n), s);
 			return -EINVAL;
 		}
@@ -92,13 +96,20 @@ static const char *const part_what[TWIN_NPARTS] = {
 	[TWIN_STAT] = "the size or block count", [TWIN_FREE] = "free blocks",
 	[TWIN_EXTENTS] = "the data-fork extents", [TWIN_COWFORK] = "the COW fork",
 	[TWIN_REFCOUNT] = "the refcount records",
+	[TWIN_IMAGE] = "the device images",
 };
+
+/* A part of the filesystem, not of one file. */
+static int fs_wide_part(int part)
+{
+	return part == TWIN_FREE || part == TWIN_REFCOUNT || part == TWIN_IMAGE;
+}
 
 /* The first engine is the good side of a twin comparison. */
 static int twin_fail(struct checker *c, int first, int bad, int part,
 		     unsigned f)
 {
-	int fs_wide = part == TWIN_FREE || part == TWIN_REFCOUNT;
+	int fs_wide = fs_wide_part(part);
 	int ref = c->ref, ret;
 
 	c->ref = first;
@@ -130,12 +141,13 @@ void check_cfg_format(const struct check_cfg *cfg, char *buf, size_t len)
 						 target_twin_names[p]);
 }
 
-int check_twins(struct checker *c)
+/* The parts in mask, each engine target against the first. */
+static int compare_parts(struct checker *c, uint32_t mask)
 {
 	struct target_twin tw[2];
 	int first = -1, ret = 0;
 
-	if (!c->cfg.twins || c->status || c->stalled)
+	if (!mask || c->status || c->stalled)
 		return c->status;
 	c->verifying++;
 	for (int i = 0; i < c->n && !ret; i++) {
@@ -144,7 +156,7 @@ int check_twins(struct checker *c)
 
 		if (!t->ops->twin)
 			continue;
-		ret = t->ops->twin(t, c->cfg.twins, mine);
+		ret = t->ops->twin(t, mask, mine);
 		if (ret) {
 			ret = check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
 					 "reading the state of %s failed: %d",
@@ -156,9 +168,9 @@ int check_twins(struct checker *c)
 			continue;
 		}
 		for (int p = 0; p < TWIN_NPARTS && !ret; p++) {
-			int fs_wide = p == TWIN_FREE || p == TWIN_REFCOUNT;
+			int fs_wide = fs_wide_part(p);
 
-			if (!(c->cfg.twins & (1u << p)) ||
+			if (!(mask & (1u << p)) ||
 			    (fs_wide && c->twin_adopted))
 				continue;
 			for (unsigned f = 0; f < OP_MAX_FILES; f++) {
@@ -172,4 +184,14 @@ int check_twins(struct checker *c)
 	}
 	c->verifying--;
 	return ret;
+}
+
+int check_twins(struct checker *c)
+{
+	return compare_parts(c, c->cfg.twins);
+}
+
+int check_twins_recovered(struct checker *c)
+{
+	return compare_parts(c, c->cfg.twins & (1u << TWIN_IMAGE));
 }

@@ -43,7 +43,9 @@ const char runopts_help[] =
 "                       it): each (verify and audit after every op),\n"
 "                       twins=PARTS (compare the engine targets' state\n"
 "                       after every op: stat, free, extents, cowfork,\n"
-"                       refcount joined by +, or all), comma-separated\n";
+"                       refcount, image (the device's bytes, also right\n"
+"                       after a crash's recovery) joined by +, or all\n"
+"                       (every part but image)), comma-separated\n";
 
 void runopts_init(struct runopts *o)
 {

@@ -80,12 +80,20 @@ struct target_space {
  *             file, device and state (device blocks included)
  *   cowfork   each file's COW fork, merged the same way
  *   refcount  the refcount records
+ *   image     the data device's contents, every write issued (durable
+ *             or not: what a power cut starts from); equal only for
+ *             twins whose paths write alike by design (the forget
+ *             twins: only what the engine looks up differs); at a cut
+ *             or crash also compared right after recovery, before the
+ *             checker adopts anything (check_twin.c)
  */
 enum target_twin_part {
 	TWIN_STAT, TWIN_FREE, TWIN_EXTENTS, TWIN_COWFORK, TWIN_REFCOUNT,
-	TWIN_NPARTS
+	TWIN_IMAGE, TWIN_NPARTS
 };
-#define TWIN_ALL ((1u << TWIN_NPARTS) - 1)
+/* twins=all: the parts every seed path's twins must agree on (not the
+ * image, which most paths write differently by design) */
+#define TWIN_ALL ((1u << TWIN_IMAGE) - 1)
 struct target_twin {
 	/* a digest per part and file; a filesystem-wide part in [part][0] */
 	uint64_t h[TWIN_NPARTS][OP_MAX_FILES];
@@ -217,6 +225,9 @@ int engine_target_pin(const struct target *t);
  * inspection commands; t must come from engine_target_new. */
 struct ref_fs;
 struct ref_fs *engine_target_fs(struct target *t);
+/* Its data device (with the crash layer when it takes cuts). */
+struct hw_dev;
+struct hw_dev *engine_target_dev(struct target *t);
 
 /*
  * Parse and open a target list.  On success *n targets are in out[].

@@ -348,6 +348,11 @@ struct ref_fs *engine_target_fs(struct target *t)
 	return to_engine(t)->fs;
 }
 
+struct hw_dev *engine_target_dev(struct target *t)
+{
+	return to_engine(t)->dev;
+}
+
 static int64_t engine_apply(struct target *t, const struct op *op,
 			    const void *wbuf, void *rbuf)
 {

@@ -58,12 +58,20 @@ static void close_fd(struct host *h, unsigned i)
 	h->fd[i] = -1;
 }
 
-static int64_t do_pwrite(int fd, const uint8_t *p, uint64_t len, uint64_t off)
+/*
+ * [off, off + len) written from wp, or read into rp (the other NULL),
+ * call after call until done or a call does nothing: the bytes done, or
+ * -errno when the first call fails.
+ */
+static int64_t do_io(int fd, const uint8_t *wp, uint8_t *rp, uint64_t len,
+		     uint64_t off)
 {
 	uint64_t done = 0;
 
 	while (done < len) {
-		ssize_t r = pwrite(fd, p + done, len - done, (off_t)(off + done));
+		off_t at = (off_t)(off + done);
+		ssize_t r = wp ? pwrite(fd, wp + done, len - done, at) :
+				 pread(fd, rp + done, len - done, at);
 
 		if (r < 0)
 			return done ? (int64_t)done : -errno;
@@ -74,20 +82,14 @@ static int64_t do_pwrite(int fd, const uint8_t *p, uint64_t len, uint64_t off)
 	return (int64_t)done;
 }
 
+static int64_t do_pwrite(int fd, const uint8_t *p, uint64_t len, uint64_t off)
+{
+	return do_io(fd, p, NULL, len, off);
+}
+
 static int64_t do_pread(int fd, uint8_t *p, uint64_t len, uint64_t off)
 {
-	uint64_t done = 0;
-
-	while (done < len) {
-		ssize_t r = pread(fd, p + done, len - done, (off_t)(off + done));
-
-		if (r < 0)
-			return done ? (int64_t)done : -errno;
-		if (r == 0)
-			break;
-		done += (uint64_t)r;
-	}
-	return (int64_t)done;
+	return do_io(fd, NULL, p, len, off);
 }
 
 static int sys_fallocate(int fd, int mode, uint64_t off, uint64_t len)

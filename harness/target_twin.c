@@ -6,7 +6,8 @@
  * Each part is walked through ref.h's inspection calls and folded into a
  * 64-bit FNV-1a digest per file (a filesystem-wide part in slot 0), so
  * the checker compares a few words per target and op and still names
- * the part and the file that differ.  Mappings are merged where they are
+ * the part and the file that differ (the image: the data device's
+ * bytes, in slot 0).  Mappings are merged where they are
  * contiguous in file, device and state before they are folded: twins may
  * split a record where the other did not, and only where data lives is
  * compared.
@@ -14,13 +15,17 @@
 #include "harness/target.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/crc32c.h"
+#include "hw/hw.h"
 #include "ref/ref.h"
 
 const char *const target_twin_names[TWIN_NPARTS] = {
 	[TWIN_STAT] = "stat", [TWIN_FREE] = "free", [TWIN_EXTENTS] = "extents",
 	[TWIN_COWFORK] = "cowfork", [TWIN_REFCOUNT] = "refcount",
+	[TWIN_IMAGE] = "image",
 };
 
 #define FNV_BASIS 0xcbf29ce484222325ull
@@ -92,6 +97,36 @@ static int refc_one(void *arg, uint64_t start, uint64_t len, uint32_t count)
 	return 0;
 }
 
+/*
+ * The device's contents as the engine issued them (the crash layer
+ * answers reads with every write, durable or not): a CRC32C per 4 KiB
+ * chunk, folded with its place, so a difference anywhere shows.
+ */
+#define IMAGE_CHUNK 4096u
+#define IMAGE_READ  (256u * IMAGE_CHUNK)
+
+static int image_digest(struct hw_dev *dev, uint64_t *h)
+{
+	uint64_t size = hw_size(dev);
+	uint8_t *buf = malloc(IMAGE_READ);
+	int err = buf ? 0 : -ENOMEM;
+
+	for (uint64_t off = 0; off < size && !err; off += IMAGE_READ) {
+		size_t n = size - off < IMAGE_READ ? (size_t)(size - off) :
+			   IMAGE_READ;
+
+		err = hw_read(dev, off, buf, n);
+		for (size_t i = 0; i < n && !err; i += IMAGE_CHUNK) {
+			size_t k = n - i < IMAGE_CHUNK ? n - i : IMAGE_CHUNK;
+
+			fold(h, off + i);
+			fold(h, crc32c(0, buf + i, k));
+		}
+	}
+	free(buf);
+	return err;
+}
+
 /* One file's parts, and its tree blocks for the free part. */
 static int file_parts(struct ref_fs *fs, uint64_t ino, uint32_t parts,
 		      struct target_twin *out, unsigned f, uint64_t *tree)
@@ -143,6 +178,8 @@ int engine_twin_state(struct target *t, uint32_t parts,
 		fold(&out->h[TWIN_FREE][0], sf.free_blocks + trees);
 		fold(&out->h[TWIN_FREE][0], sf.rt_free_blocks);
 	}
+	if (!err && (parts & (1u << TWIN_IMAGE)))
+		err = image_digest(engine_target_dev(t), &out->h[TWIN_IMAGE][0]);
 	if (!err && (parts & (1u << TWIN_REFCOUNT))) {
 		err = ref_refcount_walk(fs, refc_one, &out->h[TWIN_REFCOUNT][0]);
 		if (err == -EOPNOTSUPP)

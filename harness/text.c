@@ -2,15 +2,17 @@
  * text.c - parse and print the text form of the op IR (see text.h).
  *
  * A line is cut into tokens (with their columns, for error messages),
- * then the first token picks a command and the rest are options (-x
- * VALUE) and positional arguments, in any order, as xfs_io's getopt
- * allows.  Printing emits the canonical spelling: options in a fixed
+ * then the first token picks a command (by op_kind_info's names) and the
+ * rest are options (-x VALUE) and positional arguments, in any order, as
+ * xfs_io's getopt allows; a table of syntaxes says which options and
+ * arguments each kind takes and where they go in the op.  Printing emits the canonical spelling: options in a fixed
  * order, numbers with the largest exact k/m/g/t/p suffix.
  */
 #include "harness/text.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -256,6 +258,35 @@ void op_parser_init(struct op_parser *p, struct op_seq *seq)
 	p->cur = 0;
 }
 
+/* The header's keys, in the order they are written, and their fields. */
+static const struct hdr_key {
+	const char *key, *alias; /* written as key; alias read too */
+	size_t off;              /* char[OP_HDR_STR] in struct op_header */
+} hdr_keys[] = {
+	{ "dev", NULL, offsetof(struct op_header, dev) },
+	{ "rt", "rtdev", offsetof(struct op_header, rtdev) },
+	{ "mkfs", NULL, offsetof(struct op_header, mkfs) },
+	{ "mount", "opts", offsetof(struct op_header, mount) },
+	{ "targets", NULL, offsetof(struct op_header, targets) },
+	{ "seed", NULL, offsetof(struct op_header, seed) },
+	{ "check", NULL, offsetof(struct op_header, check) },
+};
+#define NHDR_KEYS (sizeof(hdr_keys) / sizeof(hdr_keys[0]))
+
+/* The header field named by key[0..klen), or NULL. */
+static char *hdr_lookup(struct op_header *h, const char *key, size_t klen)
+{
+	for (size_t i = 0; i < NHDR_KEYS; i++) {
+		const struct hdr_key *k = &hdr_keys[i];
+
+		if ((klen == strlen(k->key) && !memcmp(key, k->key, klen)) ||
+		    (k->alias && klen == strlen(k->alias) &&
+		     !memcmp(key, k->alias, klen)))
+			return (char *)h + k->off;
+	}
+	return NULL;
+}
+
 static int header_line(struct op_parser *p, const char *line, char *err,
 		       size_t errlen)
 {
@@ -282,27 +313,12 @@ static int header_line(struct op_parser *p, const char *line, char *err,
 				    show(t, sb, sizeof(sb)));
 		klen = (size_t)(eq - t->s);
 		vlen = t->len - klen - 1;
-#define KEY(k) (klen == strlen(k) && memcmp(t->s, k, klen) == 0)
-		if (KEY("dev"))
-			dst = h->dev;
-		else if (KEY("rt") || KEY("rtdev"))
-			dst = h->rtdev;
-		else if (KEY("mkfs"))
-			dst = h->mkfs;
-		else if (KEY("mount") || KEY("opts"))
-			dst = h->mount;
-		else if (KEY("targets"))
-			dst = h->targets;
-		else if (KEY("seed"))
-			dst = h->seed;
-		else if (KEY("check"))
-			dst = h->check;
-		else
+		dst = hdr_lookup(h, t->s, klen);
+		if (!dst)
 			return fail(err, errlen, t->col + 2,
 				    "unknown header key '%.*s' (dev, rt, mkfs, "
 				    "mount, targets, seed, check)", (int)klen,
 				    t->s);
-#undef KEY
 		if (vlen >= OP_HDR_STR)
 			return fail(err, errlen, t->col + 2, "header value too long");
 		memcpy(dst, eq + 1, vlen);
@@ -317,12 +333,6 @@ static int header_line(struct op_parser *p, const char *line, char *err,
 	}
 	return 0;
 }
-
-/* Option letters a command accepts; 'V' marks "takes a value". */
-struct optspec {
-	char letter;
-	int has_value;
-};
 
 struct parsed {
 	uint64_t val[4];       /* positional numbers, in order            */
@@ -380,26 +390,335 @@ static int split_args(const struct line *ln, const char *opts,
 }
 
 static int want_pos(const struct line *ln, const struct parsed *ps,
-		    unsigned n, const char *usage, char *err, size_t errlen)
+		    unsigned n, const char *cmd, const char *args, char *err,
+		    size_t errlen)
 {
 	if (ps->npos < n)
-		return fail(err, errlen, ln->endcol, "missing argument: usage: %s",
-			    usage);
+		return fail(err, errlen, ln->endcol,
+			    "missing argument: usage: %s %s", cmd, args);
 	return 0;
 }
 
 /* Letters of chattr in OP_ATTR_* bit order. */
 static const char attr_letters[] = "rojc";
 
+/*
+ * How a command's arguments are written.  Which op fields a kind fills
+ * is op_kind_info()'s `uses` (op_normalize zeroes the rest); the shape
+ * says where the text puts them.
+ */
+enum text_shape {
+	TS_BARE,        /* no arguments; the current file if the kind uses one */
+	TS_NAME,        /* open, unlink: NAME                                 */
+	TS_OFF_LEN,     /* pwrite, pread, falloc, ...: [options] OFF LEN       */
+	TS_SIZE,        /* truncate SIZE                                      */
+	TS_RANGE_OPTS,  /* copy_range, exchangerange: -s -d -l SRCFILE        */
+	TS_RANGE_POS,   /* reflink, dedupe: SRCFILE SRCOFF DSTOFF LEN         */
+	TS_ATTRS,       /* chattr +LETTERS|-LETTERS                           */
+	TS_PATHS,       /* naive, fallback: PATHS                             */
+	TS_CUT,         /* cut POINT [SEED]                                   */
+};
+
+struct text_syntax {
+	uint8_t shape;          /* enum text_shape                           */
+	uint8_t minpos, maxpos; /* positional arguments                      */
+	const char *opts;       /* option letters (split_args); NULL: none   */
+	const char *args;       /* the usage after the name, said when an
+				   argument is missing                       */
+};
+
+/* Syntaxes several kinds share. */
+#define OFF_LEN    { TS_OFF_LEN, 2, 2, NULL, "OFF LEN" }
+#define RANGE_OPTS { TS_RANGE_OPTS, 1, 1, "s:d:l:", \
+		     "-s SRCOFF -d DSTOFF -l LEN SRCFILE" }
+#define RANGE_POS  { TS_RANGE_POS, 4, 4, NULL, "SRCFILE SRCOFF DSTOFF LEN" }
+#define PATHS      { TS_PATHS, 1, 1, NULL, \
+		     "PATHS (all, none, rt_truncate+...)" }
+
+/* One row per kind, indexed by enum op_kind; the name is op_kind_info's. */
+static const struct text_syntax syntax[OP_KIND_COUNT] = {
+	[OP_OPEN]           = { TS_NAME, 1, 1, "f", "[-f] NAME" },
+	[OP_UNLINK]         = { TS_NAME, 1, 1, NULL, "NAME" },
+	[OP_PWRITE]         = { TS_OFF_LEN, 2, 2, "S:b:q",
+				"[-S 0xNN] [-b BS] OFF LEN" },
+	[OP_PREAD]          = { TS_OFF_LEN, 2, 2, "vb:q",
+				"[-v] [-b BS] OFF LEN" },
+	[OP_TRUNCATE]       = { TS_SIZE, 1, 1, NULL, "SIZE" },
+	[OP_FALLOC]         = { TS_OFF_LEN, 2, 2, "ku", "[-k] [-u] OFF LEN" },
+	[OP_FPUNCH]         = OFF_LEN,
+	[OP_FZERO]          = { TS_OFF_LEN, 2, 2, "k", "[-k] OFF LEN" },
+	[OP_FCOLLAPSE]      = OFF_LEN,
+	[OP_FINSERT]        = OFF_LEN,
+	[OP_COPY_RANGE]     = RANGE_OPTS,
+	[OP_CLONE_RANGE]    = RANGE_POS,
+	[OP_DEDUPE_RANGE]   = RANGE_POS,
+	[OP_EXCHANGE_RANGE] = RANGE_OPTS,
+	[OP_SET_FLAG]       = { TS_ATTRS, 1, 1, NULL,
+				"+LETTERS|-LETTERS (r o j c)" },
+	[OP_NAIVE]          = PATHS,
+	[OP_FALLBACK]       = PATHS,
+	[OP_CUT]            = { TS_CUT, 1, 2, NULL, "POINT [SEED]" },
+	/* the rest (close, fsync, sync, ...): TS_BARE, no arguments */
+};
+
+/* xfs_io's funshare is falloc -u under a name of its own. */
+static const struct text_syntax funshare_syntax = OFF_LEN;
+
+/* A command line being parsed into an op. */
+struct cmd {
+	struct op_parser *p;
+	const struct line *ln;
+	const char *name;          /* the command word */
+	const struct text_syntax *sx;
+	struct parsed ps;
+	const struct tok *vt[8];   /* option values, by letter index % 8 */
+	struct op op;
+	char *err;
+	size_t errlen;
+};
+
+static int num(struct cmd *c, const struct tok *t, uint64_t *out)
+{
+	return parse_num(t, out, c->err, c->errlen);
+}
+
+/* The value options of pwrite: -S pattern and -b buffer size. */
+static int value_option(struct cmd *c, char letter, const struct tok *t)
+{
+	char sb[64];
+	uint64_t v;
+	int ret = num(c, t, &v);
+
+	if (ret)
+		return ret;
+	if (letter == 'S') {
+		if (v > 0xffffffffull)
+			return fail(c->err, c->errlen, t->col,
+				    "pattern too large '%s'",
+				    show(t, sb, sizeof(sb)));
+		/* xfs_io fills with the seed's low byte, so do we. */
+		c->op.flags |= OP_FL_PATTERN;
+		c->op.pattern = (uint8_t)v;
+		return 0;
+	}
+	if (v == 0 || v > 0xffffffffull)
+		return fail(c->err, c->errlen, t->col, "bad buffer size '%s'",
+			    show(t, sb, sizeof(sb)));
+	c->op.bsize = (uint32_t)v;
+	return 0;
+}
+
+/* The options given, in the order of the syntax's letters. */
+static int apply_options(struct cmd *c)
+{
+	const char *opts = c->sx->opts ? c->sx->opts : "";
+
+	for (unsigned i = 0; opts[i]; i++) {
+		int ret = 0;
+
+		if (opts[i] == ':' || !(c->ps.seen & (1u << i)))
+			continue;
+		switch (opts[i]) {
+		case 'f': c->op.flags |= OP_FL_CREATE; break;
+		case 'v': c->op.flags |= OP_FL_VERBOSE; break;
+		case 'k': c->op.flags |= OP_FL_KEEP_SIZE; break;
+		case 'u': c->op.flags |= OP_FL_UNSHARE; break;
+		case 'S':
+		case 'b': ret = value_option(c, opts[i], c->vt[i % 8]); break;
+		default: break; /* -q: xfs_io's quiet, nothing to record */
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* open NAME makes NAME the current file; unlink NAME leaves it alone. */
+static int args_name(struct cmd *c)
+{
+	unsigned f;
+	int ret = name_index(c->p, c->ps.pos[0], &f, c->err, c->errlen);
+
+	if (ret)
+		return ret;
+	if (c->op.kind == OP_OPEN)
+		c->p->cur = f;
+	c->op.file = (uint8_t)f;
+	return apply_options(c);
+}
+
+static int args_off_len(struct cmd *c)
+{
+	int ret = num(c, c->ps.pos[0], &c->op.off);
+
+	if (!ret)
+		ret = num(c, c->ps.pos[1], &c->op.len);
+	if (ret)
+		return ret;
+	c->op.file = (uint8_t)current_file(c->p);
+	return apply_options(c);
+}
+
+static int args_size(struct cmd *c)
+{
+	int ret = num(c, c->ps.pos[0], &c->op.arg);
+
+	if (ret)
+		return ret;
+	c->op.file = (uint8_t)current_file(c->p);
+	return 0;
+}
+
+/*
+ * The range ops' SRCOFF, DSTOFF and LEN (into off, arg and len) and
+ * SRCFILE, checked in the order the command writes them: the source
+ * file first (reflink, dedupe) or last (copy_range, exchangerange).
+ */
+static int range_args(struct cmd *c, const struct tok *const v[3],
+		      const struct tok *src, int src_first)
+{
+	unsigned f = 0;
+	int ret = src_first ? name_index(c->p, src, &f, c->err, c->errlen) : 0;
+
+	if (!ret)
+		ret = num(c, v[0], &c->op.off);
+	if (!ret)
+		ret = num(c, v[1], &c->op.arg);
+	if (!ret)
+		ret = num(c, v[2], &c->op.len);
+	if (!ret && !src_first)
+		ret = name_index(c->p, src, &f, c->err, c->errlen);
+	if (ret)
+		return ret;
+	c->op.file2 = (uint8_t)f;
+	c->op.file = (uint8_t)current_file(c->p);
+	return 0;
+}
+
+/* copy_range, exchangerange: -s SRCOFF -d DSTOFF -l LEN, all required. */
+static int args_range_opts(struct cmd *c)
+{
+	const struct tok *const v[3] = { c->vt[0], c->vt[2], c->vt[4] };
+
+	if ((c->ps.seen & 0x15) != 0x15)
+		return fail(c->err, c->errlen, c->ln->endcol,
+			    "-s, -d and -l are required: usage: %s %s",
+			    c->name, c->sx->args);
+	return range_args(c, v, c->ps.pos[0], 0);
+}
+
+/* reflink, dedupe: SRCFILE SRCOFF DSTOFF LEN. */
+static int args_range_pos(struct cmd *c)
+{
+	return range_args(c, &c->ps.pos[1], c->ps.pos[0], 1);
+}
+
+/* chattr takes the raw token: "-r" would look like an option. */
+static int args_attrs(struct cmd *c)
+{
+	const struct line *ln = c->ln;
+	const struct tok *t;
+	char sb[64];
+
+	if (ln->n < 2)
+		return fail(c->err, c->errlen, ln->endcol,
+			    "missing argument: usage: %s %s", c->name,
+			    c->sx->args);
+	if (ln->n > 2)
+		return fail(c->err, c->errlen, ln->t[2].col, "extra argument");
+	t = &ln->t[1];
+	/* A bare sign sets nothing; the binary form can say that. */
+	if (t->s[0] != '+' && t->s[0] != '-')
+		return fail(c->err, c->errlen, t->col,
+			    "chattr wants +LETTERS or -LETTERS, got '%s'",
+			    show(t, sb, sizeof(sb)));
+	for (size_t i = 1; i < t->len; i++) {
+		const char *l = memchr(attr_letters, t->s[i],
+				       sizeof(attr_letters) - 1);
+
+		if (!l)
+			return fail(c->err, c->errlen, t->col + (unsigned)i,
+				    "unknown attribute '%c' (r realtime, o "
+				    "always_cow, j journal_data, c compress)",
+				    t->s[i]);
+		c->op.arg |= 1u << (l - attr_letters);
+	}
+	if (t->s[0] == '-')
+		c->op.flags |= OP_FL_CLEAR;
+	c->op.file = (uint8_t)current_file(c->p);
+	return 0;
+}
+
+static int args_paths(struct cmd *c)
+{
+	const struct tok *t = c->ps.pos[0];
+	char list[128], perr[160];
+	uint32_t mask;
+
+	snprintf(list, sizeof(list), "%.*s", (int)t->len, t->s);
+	if (t->len >= sizeof(list) ||
+	    ref_parse_paths(list, &mask, perr, sizeof(perr)))
+		return fail(c->err, c->errlen, t->col, "%s",
+			    t->len >= sizeof(list) ? "path list too long" :
+			    perr);
+	c->op.arg = mask;
+	return 0;
+}
+
+static int args_cut(struct cmd *c)
+{
+	uint64_t v[2] = { 0, 0 };
+
+	for (unsigned i = 0; i < c->ps.npos; i++) {
+		int ret = num(c, c->ps.pos[i], &v[i]);
+
+		if (!ret && v[i] > OP_CUT_MAX)
+			ret = fail(c->err, c->errlen, c->ps.pos[i]->col,
+				   "%s above %u", i ? "seed" : "point",
+				   OP_CUT_MAX);
+		if (ret)
+			return ret;
+	}
+	c->op.arg = OP_CUT_ARG(v[0], v[1]);
+	return 0;
+}
+
+/* The arguments after the command word, by the command's shape. */
+static int parse_args(struct cmd *c)
+{
+	int ret;
+
+	if (c->sx->shape == TS_ATTRS)
+		return args_attrs(c);
+	ret = split_args(c->ln, c->sx->opts ? c->sx->opts : "", c->sx->maxpos,
+			 &c->ps, c->vt, c->err, c->errlen);
+	if (!ret)
+		ret = want_pos(c->ln, &c->ps, c->sx->minpos, c->name,
+			       c->sx->args, c->err, c->errlen);
+	if (ret)
+		return ret;
+	switch (c->sx->shape) {
+	case TS_NAME:       return args_name(c);
+	case TS_OFF_LEN:    return args_off_len(c);
+	case TS_SIZE:       return args_size(c);
+	case TS_RANGE_OPTS: return args_range_opts(c);
+	case TS_RANGE_POS:  return args_range_pos(c);
+	case TS_PATHS:      return args_paths(c);
+	case TS_CUT:        return args_cut(c);
+	default:
+		if (op_kind_info(c->op.kind)->uses & OP_USE_FILE)
+			c->op.file = (uint8_t)current_file(c->p);
+		return 0;
+	}
+}
+
 int op_parse_line(struct op_parser *p, const char *line, struct op *out,
 		  char *err, size_t errlen)
 {
 	struct line ln;
-	struct parsed ps;
-	const struct tok *vt[8] = { 0 };
-	const struct tok *c;
+	struct cmd c = { .p = p, .ln = &ln, .err = err, .errlen = errlen };
+	const struct tok *w;
 	char sb[64];
-	struct op op;
 	unsigned kind;
 	int ret;
 
@@ -419,289 +738,40 @@ int op_parse_line(struct op_parser *p, const char *line, struct op *out,
 		return ret;
 	if (ln.n == 0)
 		return 0;
-	c = &ln.t[0];
-	memset(&op, 0, sizeof(op));
+	w = &ln.t[0];
 
-	if (tok_is(c, "file")) {
-		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
+	if (tok_is(w, "file")) {
+		ret = split_args(&ln, "", 1, &c.ps, c.vt, err, errlen);
 		if (!ret)
-			ret = want_pos(&ln, &ps, 1, "file NAME", err, errlen);
+			ret = want_pos(&ln, &c.ps, 1, "file", "NAME", err,
+				       errlen);
 		if (!ret)
-			ret = name_index(p, ps.pos[0], &p->cur, err, errlen);
+			ret = name_index(p, c.ps.pos[0], &p->cur, err, errlen);
 		return ret;
 	}
-	if (tok_is(c, "funshare")) {
+	if (tok_is(w, "funshare")) {
 		kind = OP_FALLOC;
-		op.flags = OP_FL_UNSHARE;
+		c.op.flags = OP_FL_UNSHARE;
+		c.name = "funshare";
+		c.sx = &funshare_syntax;
 	} else {
 		char name[32];
 
-		snprintf(name, sizeof(name), "%.*s", (int)c->len, c->s);
-		kind = c->len < sizeof(name) ? op_kind_by_name(name) : OP_NONE;
+		snprintf(name, sizeof(name), "%.*s", (int)w->len, w->s);
+		kind = w->len < sizeof(name) ? op_kind_by_name(name) : OP_NONE;
 		if (kind == OP_NONE)
-			return fail(err, errlen, c->col, "unknown command '%s'",
-				    show(c, sb, sizeof(sb)));
+			return fail(err, errlen, w->col, "unknown command '%s'",
+				    show(w, sb, sizeof(sb)));
+		c.name = op_kind_name(kind);
+		c.sx = &syntax[kind];
 	}
-	op.kind = (uint8_t)kind;
-
-	switch (kind) {
-	case OP_OPEN:
-		ret = split_args(&ln, "f", 1, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 1, "open [-f] NAME", err, errlen);
-		if (ret)
-			return ret;
-		ret = name_index(p, ps.pos[0], &p->cur, err, errlen);
-		if (ret)
-			return ret;
-		op.file = (uint8_t)p->cur;
-		if (ps.seen & 1)
-			op.flags |= OP_FL_CREATE;
-		break;
-	case OP_UNLINK: {
-		unsigned f;
-
-		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 1, "unlink NAME", err, errlen);
-		if (!ret)
-			ret = name_index(p, ps.pos[0], &f, err, errlen);
-		if (ret)
-			return ret;
-		op.file = (uint8_t)f;
-		break;
-	}
-	case OP_PWRITE:
-	case OP_PREAD: {
-		/* pwrite: S: b: q ; pread: v b: q */
-		const char *opts = kind == OP_PWRITE ? "S:b:q" : "vb:q";
-		const char *usage = kind == OP_PWRITE ?
-			"pwrite [-S 0xNN] [-b BS] OFF LEN" :
-			"pread [-v] [-b BS] OFF LEN";
-
-		ret = split_args(&ln, opts, 2, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 2, usage, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[0], &op.off, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[1], &op.len, err, errlen);
-		if (ret)
-			return ret;
-		op.file = (uint8_t)current_file(p);
-		if (kind == OP_PWRITE && (ps.seen & 1)) {
-			uint64_t v;
-
-			ret = parse_num(vt[0], &v, err, errlen);
-			if (ret)
-				return ret;
-			if (v > 0xffffffffull)
-				return fail(err, errlen, vt[0]->col,
-					    "pattern too large '%s'",
-					    show(vt[0], sb, sizeof(sb)));
-			/* xfs_io fills with the seed's low byte, so do we. */
-			op.flags |= OP_FL_PATTERN;
-			op.pattern = (uint8_t)v;
-		}
-		if (kind == OP_PREAD && (ps.seen & 1))
-			op.flags |= OP_FL_VERBOSE;
-		{
-			unsigned bidx = kind == OP_PWRITE ? 2 : 1;
-
-			if (ps.seen & (1u << bidx)) {
-				uint64_t v;
-
-				ret = parse_num(vt[bidx], &v, err, errlen);
-				if (ret)
-					return ret;
-				if (v == 0 || v > 0xffffffffull)
-					return fail(err, errlen, vt[bidx]->col,
-						    "bad buffer size '%s'",
-						    show(vt[bidx], sb, sizeof(sb)));
-				op.bsize = (uint32_t)v;
-			}
-		}
-		break;
-	}
-	case OP_TRUNCATE:
-		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 1, "truncate SIZE", err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[0], &op.arg, err, errlen);
-		if (ret)
-			return ret;
-		op.file = (uint8_t)current_file(p);
-		break;
-	case OP_FALLOC:
-	case OP_FPUNCH:
-	case OP_FZERO:
-	case OP_FCOLLAPSE:
-	case OP_FINSERT: {
-		const char *opts = kind == OP_FALLOC ? "ku" :
-				   kind == OP_FZERO ? "k" : "";
-		char usage[64];
-
-		snprintf(usage, sizeof(usage), "%s%s OFF LEN", op_kind_name(kind),
-			 kind == OP_FALLOC ? " [-k] [-u]" :
-			 kind == OP_FZERO ? " [-k]" : "");
-		if (op.flags & OP_FL_UNSHARE) {
-			opts = "";
-			snprintf(usage, sizeof(usage), "funshare OFF LEN");
-		}
-		ret = split_args(&ln, opts, 2, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 2, usage, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[0], &op.off, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[1], &op.len, err, errlen);
-		if (ret)
-			return ret;
-		if (opts[0] && (ps.seen & 1))
-			op.flags |= OP_FL_KEEP_SIZE;
-		if (kind == OP_FALLOC && !(op.flags & OP_FL_UNSHARE) &&
-		    (ps.seen & 2))
-			op.flags |= OP_FL_UNSHARE;
-		op.file = (uint8_t)current_file(p);
-		break;
-	}
-	case OP_COPY_RANGE:
-	case OP_EXCHANGE_RANGE: {
-		const char *usage = kind == OP_COPY_RANGE ?
-			"copy_range -s SRCOFF -d DSTOFF -l LEN SRCFILE" :
-			"exchangerange -s SRCOFF -d DSTOFF -l LEN SRCFILE";
-		unsigned f;
-
-		ret = split_args(&ln, "s:d:l:", 1, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 1, usage, err, errlen);
-		if (ret)
-			return ret;
-		if ((ps.seen & 0x15) != 0x15)
-			return fail(err, errlen, ln.endcol,
-				    "-s, -d and -l are required: usage: %s", usage);
-		ret = parse_num(vt[0], &op.off, err, errlen);
-		if (!ret)
-			ret = parse_num(vt[2], &op.arg, err, errlen);
-		if (!ret)
-			ret = parse_num(vt[4], &op.len, err, errlen);
-		if (!ret)
-			ret = name_index(p, ps.pos[0], &f, err, errlen);
-		if (ret)
-			return ret;
-		op.file2 = (uint8_t)f;
-		op.file = (uint8_t)current_file(p);
-		break;
-	}
-	case OP_CLONE_RANGE:
-	case OP_DEDUPE_RANGE: {
-		const char *usage = kind == OP_CLONE_RANGE ?
-			"reflink SRCFILE SRCOFF DSTOFF LEN" :
-			"dedupe SRCFILE SRCOFF DSTOFF LEN";
-		unsigned f;
-
-		ret = split_args(&ln, "", 4, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 4, usage, err, errlen);
-		if (!ret)
-			ret = name_index(p, ps.pos[0], &f, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[1], &op.off, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[2], &op.arg, err, errlen);
-		if (!ret)
-			ret = parse_num(ps.pos[3], &op.len, err, errlen);
-		if (ret)
-			return ret;
-		op.file2 = (uint8_t)f;
-		op.file = (uint8_t)current_file(p);
-		break;
-	}
-	case OP_SET_FLAG: {
-		const struct tok *t;
-
-		/* "-r" looks like an option; take the raw token instead. */
-		if (ln.n != 2)
-			return fail(err, errlen, ln.n < 2 ? ln.endcol : ln.t[2].col,
-				    ln.n < 2 ? "missing argument: usage: chattr "
-				    "+LETTERS|-LETTERS (r o j c)" :
-				    "extra argument");
-		t = &ln.t[1];
-		/* A bare sign sets nothing; the binary form can say that. */
-		if (t->s[0] != '+' && t->s[0] != '-')
-			return fail(err, errlen, t->col,
-				    "chattr wants +LETTERS or -LETTERS, got '%s'",
-				    show(t, sb, sizeof(sb)));
-		for (size_t i = 1; i < t->len; i++) {
-			const char *l = memchr(attr_letters, t->s[i],
-					       sizeof(attr_letters) - 1);
-
-			if (!l)
-				return fail(err, errlen, t->col + (unsigned)i,
-					    "unknown attribute '%c' (r realtime, o "
-					    "always_cow, j journal_data, c compress)",
-					    t->s[i]);
-			op.arg |= 1u << (l - attr_letters);
-		}
-		if (t->s[0] == '-')
-			op.flags |= OP_FL_CLEAR;
-		op.file = (uint8_t)current_file(p);
-		break;
-	}
-	case OP_NAIVE:
-	case OP_FALLBACK: {
-		char list[128], perr[160];
-		uint32_t mask;
-
-		ret = split_args(&ln, "", 1, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 1, kind == OP_NAIVE ?
-				       "naive PATHS (all, none, rt_truncate+...)" :
-				       "fallback PATHS (all, none, rt_truncate+...)",
-				       err, errlen);
-		if (ret)
-			return ret;
-		snprintf(list, sizeof(list), "%.*s", (int)ps.pos[0]->len,
-			 ps.pos[0]->s);
-		if (ps.pos[0]->len >= sizeof(list) ||
-		    ref_parse_paths(list, &mask, perr, sizeof(perr)))
-			return fail(err, errlen, ps.pos[0]->col, "%s",
-				    ps.pos[0]->len >= sizeof(list) ?
-				    "path list too long" : perr);
-		op.arg = mask;
-		break;
-	}
-	case OP_CUT: {
-		uint64_t v[2] = { 0, 0 };
-
-		ret = split_args(&ln, "", 2, &ps, vt, err, errlen);
-		if (!ret)
-			ret = want_pos(&ln, &ps, 1, "cut POINT [SEED]", err, errlen);
-		for (unsigned i = 0; !ret && i < ps.npos; i++) {
-			ret = parse_num(ps.pos[i], &v[i], err, errlen);
-			if (!ret && v[i] > OP_CUT_MAX)
-				ret = fail(err, errlen, ps.pos[i]->col, "%s above "
-					   "%u", i ? "seed" : "point", OP_CUT_MAX);
-		}
-		if (ret)
-			return ret;
-		op.arg = OP_CUT_ARG(v[0], v[1]);
-		break;
-	}
-	default: {
-		/* close, fsync, fdatasync: the current file; the rest: none. */
-		ret = split_args(&ln, "", 0, &ps, vt, err, errlen);
-		if (ret)
-			return ret;
-		if (op_kind_info(kind)->uses & OP_USE_FILE)
-			op.file = (uint8_t)current_file(p);
-		break;
-	}
-	}
-	op_normalize(&op);
+	c.op.kind = (uint8_t)kind;
+	ret = parse_args(&c);
+	if (ret)
+		return ret;
+	op_normalize(&c.op);
 	if (out)
-		*out = op;
+		*out = c.op;
 	return 1;
 }
 
@@ -830,25 +900,19 @@ int op_format(const struct op *op, const struct op_seq *seq, char *buf,
 
 void op_text_write_header(const struct op_header *h, FILE *f)
 {
-	if (!h->dev[0] && !h->rtdev[0] && !h->mkfs[0] && !h->mount[0] &&
-	    !h->targets[0] && !h->seed[0] && !h->check[0])
-		return;
-	fputs("#! fsoracle", f);
-	if (h->dev[0])
-		fprintf(f, " dev=%s", h->dev);
-	if (h->rtdev[0])
-		fprintf(f, " rt=%s", h->rtdev);
-	if (h->mkfs[0])
-		fprintf(f, " mkfs=%s", h->mkfs);
-	if (h->mount[0])
-		fprintf(f, " mount=%s", h->mount);
-	if (h->targets[0])
-		fprintf(f, " targets=%s", h->targets);
-	if (h->seed[0])
-		fprintf(f, " seed=%s", h->seed);
-	if (h->check[0])
-		fprintf(f, " check=%s", h->check);
-	fputc('\n', f);
+	int any = 0;
+
+	for (size_t i = 0; i < NHDR_KEYS; i++) {
+		const char *v = (const char *)h + hdr_keys[i].off;
+
+		if (!v[0])
+			continue;
+		fprintf(f, "%s %s=%s", any ? "" : "#! fsoracle", hdr_keys[i].key,
+			v);
+		any = 1;
+	}
+	if (any)
+		fputc('\n', f);
 }
 
 int op_text_write(const struct op_seq *seq, FILE *f)

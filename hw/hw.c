@@ -528,15 +528,28 @@ static bool in_range(const struct hw_dev *dev, uint64_t off, uint64_t len)
 	return off <= dev->geo.size && len <= dev->geo.size - off;
 }
 
-int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
+/*
+ * What every call on a byte range checks first: -EINVAL for no device,
+ * unknown flags or a range past the end; 0 for an empty range, which is
+ * done (and not counted) whatever its offset; 1 to go on.
+ */
+static int range_check(const struct hw_dev *dev, uint64_t off, uint64_t len,
+		       unsigned flags)
 {
-	int rc;
-
-	if (!dev)
+	if (!dev || (flags & ~HW_IO_FLAGS))
 		return -EINVAL;
 	if (len == 0)
 		return 0;
-	if (!buf || !in_range(dev, off, len))
+	return in_range(dev, off, len) ? 1 : -EINVAL;
+}
+
+int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
+{
+	int rc = range_check(dev, off, len, 0);
+
+	if (rc <= 0)
+		return rc;
+	if (!buf)
 		return -EINVAL;
 	rc = dev->ops->read(dev, off, buf, len);
 	if (rc < 0)
@@ -562,13 +575,11 @@ static void count_write(struct hw_dev *dev, size_t len, unsigned flags)
 int hw_write(struct hw_dev *dev, uint64_t off, const void *buf, size_t len,
 	     unsigned flags)
 {
-	int rc;
+	int rc = range_check(dev, off, len, flags);
 
-	if (!dev || (flags & ~HW_IO_FLAGS))
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	if (!buf || !in_range(dev, off, len))
+	if (rc <= 0)
+		return rc;
+	if (!buf)
 		return -EINVAL;
 	rc = dev->ops->write(dev, off, buf, len, flags);
 	if (rc < 0)
@@ -616,14 +627,10 @@ int hw_zero_out_by_writes(struct hw_dev *dev, uint64_t off, uint64_t len,
 
 int hw_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len, unsigned flags)
 {
-	int rc;
+	int rc = range_check(dev, off, len, flags);
 
-	if (!dev || (flags & ~HW_IO_FLAGS))
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	if (!in_range(dev, off, len))
-		return -EINVAL;
+	if (rc <= 0)
+		return rc;
 	if (dev->ops->zero_out)
 		rc = dev->ops->zero_out(dev, off, len, flags);
 	else
@@ -637,17 +644,12 @@ int hw_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len, unsigned flags)
 
 int hw_discard(struct hw_dev *dev, uint64_t off, uint64_t len)
 {
-	int rc = 0;
+	int rc = range_check(dev, off, len, 0);
 
-	if (!dev)
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	if (!in_range(dev, off, len))
-		return -EINVAL;
+	if (rc <= 0)
+		return rc;
 	/* Discarded data is undefined, so doing nothing is a valid discard. */
-	if (dev->ops->discard)
-		rc = dev->ops->discard(dev, off, len);
+	rc = dev->ops->discard ? dev->ops->discard(dev, off, len) : 0;
 	if (rc < 0)
 		return rc;
 	dev->ctr.discards++;
@@ -668,19 +670,15 @@ void hw_reset_counters(struct hw_dev *dev)
 int hw_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 {
 	bool fallback;
-	int rc = 0;
+	int rc = range_check(dev, off, len, 0);
 
-	if (!dev)
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	if (!in_range(dev, off, len))
-		return -EINVAL;
+	if (rc <= 0)
+		return rc;
 	fallback = !dev->ops->persist;
 	if (!fallback)
 		rc = dev->ops->persist(dev, off, len);
-	else if (dev->ops->flush)
-		rc = dev->ops->flush(dev);
+	else
+		rc = dev->ops->flush ? dev->ops->flush(dev) : 0;
 	if (rc < 0)
 		return rc;
 	dev->ctr.persists++;

@@ -117,6 +117,10 @@ int props_check_log(struct props_trial *t, const struct op_seq *seq,
 	char err[256];
 	int n = 0, st = 0, res = PROPS_PASS;
 
+	/* a log with cuts gets engines that take them, as in a replay */
+	for (size_t i = 0; i < seq->n; i++)
+		if (seq->ops[i].kind == OP_CUT)
+			env.power_cuts = 1;
 	if (target_list_open(list, &env, tg, &n, err, sizeof(err))) {
 		props_note(t, "targets %s: %s", list, err);
 		return PROPS_ERROR;

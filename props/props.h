@@ -489,6 +489,8 @@ struct props_suite {
 	size_t nprops;
 	int planted;             /* its properties must fail (self-test)  */
 };
+/* A suite's .props and .nprops, from one array (as perf's PERF_COUNTERS). */
+#define PROPS_LIST(a) .props = (a), .nprops = sizeof(a) / sizeof((a)[0])
 
 /* Every suite, in listing order, and lookup by name. */
 extern const struct props_suite *const props_suites[];

@@ -217,6 +217,5 @@ static const struct props_prop props[] = {
 const struct props_suite props_suite_alloc = {
 	.name = "alloc",
 	.doc = "free space and inodes come back (statfs before and after)",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

@@ -597,6 +597,5 @@ static const struct props_prop props[] = {
 const struct props_suite props_suite_btree = {
 	.name = "btree",
 	.doc = "the B+tree against a sorted array (fan-out 4)",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

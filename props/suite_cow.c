@@ -270,6 +270,5 @@ static const struct props_prop props[] = {
 const struct props_suite props_suite_cow = {
 	.name = "cow",
 	.doc = "seed path (c): end-COW remap, naive vs optimized vs fallback",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

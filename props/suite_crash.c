@@ -661,6 +661,5 @@ static const struct props_prop props[] = {
 const struct props_suite props_suite_crash = {
 	.name = "crash",
 	.doc = "the crash layer as a device model: block devices and pmem",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

@@ -372,6 +372,5 @@ const struct props_suite props_suite_delalloc = {
 	.name = "delalloc",
 	.doc = "seed path (e): delayed allocation, compressed writeback, the "
 	       "zoned cap",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

@@ -323,6 +323,5 @@ static const struct props_prop props[] = {
 const struct props_suite props_suite_exchange = {
 	.name = "exchange",
 	.doc = "exchange range: engine vs model, and what a swap keeps",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

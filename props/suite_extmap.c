@@ -263,6 +263,5 @@ const struct props_suite props_suite_extmap = {
 	.name = "extmap",
 	.doc = "the engine's extent map and data against the model "
 	       "(mkfs bs=4k,maxrecs=4)",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

@@ -3,24 +3,50 @@
  * (shared/SEED-PATHS.md (d)), the naive twin against the optimized one
  * and its fallback, across power cuts.
  *
- * A trial is a short script over three files of a tiny filesystem
- * (512 blocks of 1 KiB, 4 records a B+tree node, a 256-block log: a
+ * A trial is one op log over three files of a tiny filesystem (512
+ * blocks of 1 KiB, 4 records a B+tree node, a 256-block log: a
  * checkpoint only every few commits, so logged copies live long), small
  * enough that file data soon reuses freed B+tree nodes (which sit in the
- * middle of the data region) and other files' blocks: writes,
- * truncates, punches, collapses, unlinks, fsyncs, syncs and journal-data
- * flag toggles (maybe each followed by a commit), in data=ordered (maybe
- * with f0 journaling its data from the start) or data=journal, then a
- * power cut that
- * drops a drawn tail of the writes not yet durable (none, the simplest,
- * still leaves a log to replay; the first dropped one maybe torn).
- * Every twin runs the same script on its own crash-layered device.
+ * middle of the data region) and other files' blocks: pwrites, truncates,
+ * fpunches, fcollapses, unlinks, fsyncs, syncs and chattr +j / -j (maybe
+ * each followed by a sync), in data=ordered (maybe with f0 journaling its
+ * data from its creation on: chattr +j before the write that makes it)
+ * or data=journal, then a power cut:
+ *
+ *     crash       every write issued survives (the simplest: recovery
+ *                 still replays the log)
+ *     cut 0 0     only what was durable survives
+ *     cut 0 S     a subset of the writes since the last durability point
+ *                 drawn from S survives, the dropped ones torn by coin
+ *
+ * (the script language these properties had before cut a drawn prefix
+ * of the pending writes; the op language's cut keeps a seeded subset).
+ * The targets are naive, engine and fallback: the naive twin (naive=all;
+ * the other seed paths' naive twins write as their optimized ones, the
+ * image comparison below holds them to it), the optimized path and its
+ * forced fallback (fallback=all), each on its own crash-layered device.
+ * A pwrite fills with one byte whose top bit and file bits say whose it
+ * is (no metadata block starts that way: magics are "FSO?").
+ *
+ * A counterexample is printed as that op log (`fsoracle prop --logs`
+ * writes it).  The checker compares the twins' results (and what they
+ * read after the cut) for both properties; the twins property's header
+ * asks it for check=twins=image too (the device images after every op,
+ * and right after recovery's mount, whose commit is the last write
+ * recovery makes: an unmount after it only checkpoints what that commit
+ * logged), so `fsoracle replay` fails the same way.  The audit after
+ * recovery and the stale check are the properties' own, run on each
+ * target as it recovered (the checker's `recovered` call, before it makes
+ * the twins take the first one's files): a replay runs the ops and the
+ * checker's comparisons.
  *
  * Properties:
  *   forget_twins_agree_across_cuts     the twins return the same results,
- *                                      leave byte-identical images before
- *                                      the cut and after recovery, and
- *                                      recovery passes the audit
+ *                                      leave byte-identical images after
+ *                                      every op (so before the cut) and
+ *                                      after recovery (the checker's
+ *                                      twins=image), and recovery passes
+ *                                      the audit
  *   forget_revoke_prevents_stale_replay after any cut, every byte of every
  *                                      file is zero or that file's own:
  *                                      no logged copy of a freed block
@@ -30,16 +56,12 @@
  */
 #include "props/props.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "hw/hw.h"
+#include "harness/op.h"
 #include "ref/ref.h"
 
-#define DEV     "crash:mem:512k"
-#define DEVSIZE (512u << 10)
 #define BSZ     1024u
 #define NFILES  3
 #define MAXSTEPS 24
@@ -48,12 +70,6 @@
 
 enum step_kind { S_WRITE, S_TRUNCATE, S_PUNCH, S_COLLAPSE, S_UNLINK,
 		 S_FSYNC, S_SYNC, S_JFLAG, S_KINDS };
-static const char *const kind_names[S_KINDS] = {
-	"write", "truncate", "punch", "collapse", "unlink", "fsync", "sync",
-	"chattr+-j",
-};
-
-struct step { uint8_t kind, file; uint16_t off, len; }; /* in blocks */
 
 /* Kinds by weight: writes and the steps that free blocks come often. */
 static const uint8_t kind_pick[] = {
@@ -61,226 +77,165 @@ static const uint8_t kind_pick[] = {
 	S_PUNCH, S_COLLAPSE, S_JFLAG, S_JFLAG, S_FSYNC, S_SYNC,
 };
 
-struct script {
-	uint32_t mode;          /* REF_DATA_ORDERED or REF_DATA_JOURNAL */
-	int j0;                 /* ordered: f0 is made with chattr +j */
-	uint32_t cut;           /* of 65536: how much of the pending is lost */
-	int tear;               /* the first dropped write survives in part */
-	int sync_each;          /* commit after every step */
-	size_t n;
-	struct step s[MAXSTEPS];
+/* What the log header asks of the checker, per property. */
+struct forget_env {
+	const char *check;
 };
+static const struct forget_env twins_env = { .check = "twins=image" };
+static const struct forget_env stale_env = { .check = "" };
 
-static int script_alloc(struct props_trial *t, void *env, void **out)
+/* Byte of every pwrite of step k to file f: its top bit and file bits say
+ * whose it is. */
+static uint8_t dbyte(unsigned f, size_t k)
 {
-	struct script *sc = calloc(1, sizeof(*sc));
-	struct props_many m = PROPS_MANY(1, MAXSTEPS, 10);
-
-	(void)env;
-	if (!sc)
-		return PROPS_ERROR;
-	switch (props_below(t, 3)) {
-	case 0: sc->mode = REF_DATA_ORDERED; break;
-	case 1: sc->mode = REF_DATA_ORDERED; sc->j0 = 1; break;
-	default: sc->mode = REF_DATA_JOURNAL; break;
-	}
-	sc->sync_each = !props_bool(t);
-	while (props_more(t, &m)) {
-		struct step *s = &sc->s[sc->n++];
-
-		s->kind = (uint8_t)kind_pick[props_below(t, sizeof(kind_pick))];
-		s->file = (uint8_t)props_below(t, NFILES);
-		s->off = (uint16_t)props_int(t, 0, MAXOFF);
-		s->len = (uint16_t)props_int(t, 1, MAXLEN);
-	}
-	sc->cut = (uint32_t)props_bits(t, 16);
-	sc->tear = props_bool(t);
-	*out = sc;
-	return PROPS_PASS;
-}
-
-static void script_print(FILE *f, const void *inst, void *env)
-{
-	const struct script *sc = inst;
-
-	(void)env;
-	fprintf(f, "data=%s, %s%slose %u/65536 of the pending%s:",
-		ref_data_mode_name(sc->mode), sc->j0 ? "f0 +j, " : "",
-		sc->sync_each ? "sync each, " : "",
-		sc->cut, sc->tear ? ", torn" : "");
-	for (size_t i = 0; i < sc->n; i++)
-		fprintf(f, " %s f%u %u+%u;", kind_names[sc->s[i].kind],
-			sc->s[i].file, sc->s[i].off, sc->s[i].len);
-	fputc('\n', f);
-}
-
-static const struct props_type script_type = {
-	.name = "forget script", .alloc = script_alloc, .print = script_print,
-};
-
-/* Byte i of data written by step k to file f: its top bit and file bits
- * say whose it is (no metadata block starts that way: magics are "FSO?"). */
-static uint8_t dbyte(unsigned f, size_t k, uint64_t i)
-{
-	return (uint8_t)(0x80u | f << 4 | ((k + i / 5) & 15u));
+	return (uint8_t)(0x80u | f << 4 | (k & 15u));
 }
 
 static int whose(uint8_t b) { return b & 0x80 ? (b >> 4) & 7 : -1; }
 
-/* One twin's run: its device and filesystem, and what it saw. */
-struct run {
-	const char *name;
-	uint32_t naive, fallback;
-	struct hw_dev *dev;
-	struct ref_fs *fs;
-	int64_t res[MAXSTEPS];
-	uint8_t *img;
+/* The files as the log leaves them, for chattr's toggle and f0's +j. */
+struct files {
+	uint8_t exists, jdata;  /* bit per file */
+	int j0;                 /* ordered: f0 is made with chattr +j */
 };
+
+static int push(struct op_seq *seq, unsigned kind, unsigned f, uint8_t flags,
+		uint64_t off, uint64_t len, uint64_t arg)
+{
+	struct op op = { .kind = (uint8_t)kind, .file = (uint8_t)f,
+			 .flags = flags, .off = off, .len = len, .arg = arg };
+
+	return op_seq_push(seq, &op);
+}
+
+/*
+ * Step k of the script as ops.  A step names a file, and only a write
+ * makes it (f0 with chattr +j first when j0); any other step on a file
+ * that does not exist is left out (the op language would make the file:
+ * a truncate or chattr there would leave f0 without its +j), as every
+ * step but a write failed with ENOENT in the suite's step language.
+ */
+static int step_ops(struct op_seq *seq, struct files *fl, size_t k,
+		    unsigned kind, unsigned f, uint64_t off, uint64_t len)
+{
+	struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
+			.flags = OP_FL_PATTERN, .pattern = dbyte(f, k) };
+	uint8_t bit = (uint8_t)(1u << f);
+	int err = 0;
+
+	if (!(fl->exists & bit) && kind != S_WRITE)
+		return 0;
+	if (!(fl->exists & bit)) {
+		fl->exists |= bit;
+		if (fl->j0 && !f) {
+			fl->jdata |= bit;
+			err = push(seq, OP_SET_FLAG, f, 0, 0, 0,
+				   OP_ATTR_JOURNAL_DATA);
+		}
+	}
+	off *= BSZ;
+	if (err)
+		return err;
+	switch (kind) {
+	case S_WRITE:
+		/* odd offsets in a block too: partial blocks, EOF tails */
+		w.off = off + (len & 1 ? 100 : 0);
+		w.len = len * BSZ;
+		return op_seq_push(seq, &w);
+	case S_TRUNCATE:
+		return push(seq, OP_TRUNCATE, f, 0, 0, 0,
+			    off + (len & 1 ? 300 : 0));
+	case S_PUNCH:
+		return push(seq, OP_FPUNCH, f, 0, off, len * BSZ, 0);
+	case S_COLLAPSE:
+		return push(seq, OP_FCOLLAPSE, f, 0, off, len * BSZ, 0);
+	case S_UNLINK:
+		fl->exists &= (uint8_t)~bit;
+		fl->jdata &= (uint8_t)~bit;
+		return push(seq, OP_UNLINK, f, 0, 0, 0, 0);
+	case S_FSYNC:
+		return push(seq, OP_FSYNC, f, 0, 0, 0, 0);
+	case S_SYNC:
+		return push(seq, OP_SYNC, 0, 0, 0, 0, 0);
+	default: /* the journal-data flag toggled */
+		fl->jdata ^= bit;
+		return push(seq, OP_SET_FLAG, f,
+			    fl->jdata & bit ? 0 : OP_FL_CLEAR, 0, 0,
+			    OP_ATTR_JOURNAL_DATA);
+	}
+}
+
+static int script_alloc(struct props_trial *t, void *env, void **out)
+{
+	const struct forget_env *fe = env;
+	struct op_seq *seq = malloc(sizeof(*seq));
+	struct props_many m = PROPS_MANY(1, MAXSTEPS, 10);
+	struct files fl = { 0 };
+	const char *mode = "ordered";
+	int sync_each, tear, err = 0;
+	uint64_t cut;
+	size_t k = 0;
+
+	if (!seq)
+		return PROPS_ERROR;
+	op_seq_init(seq);
+	switch (props_below(t, 3)) {
+	case 0: break;
+	case 1: fl.j0 = 1; break;
+	default: mode = "journal"; break;
+	}
+	sync_each = !props_bool(t);
+	while (props_more(t, &m)) {
+		unsigned kind = kind_pick[props_below(t, sizeof(kind_pick))];
+		unsigned f = (unsigned)props_below(t, NFILES);
+		uint64_t off = props_int(t, 0, MAXOFF);
+		uint64_t len = props_int(t, 1, MAXLEN);
+
+		if (!err)
+			err = step_ops(seq, &fl, k++, kind, f, off, len);
+		if (!err && sync_each)
+			err = push(seq, OP_SYNC, 0, 0, 0, 0, 0);
+	}
+	/* none lost (crash), all pending lost (seed 0), a seeded subset */
+	cut = props_bits(t, 16);
+	tear = props_bool(t);
+	if (!err && !cut)
+		err = push(seq, OP_CRASH, 0, 0, 0, 0, 0);
+	else if (!err)
+		err = push(seq, OP_CUT, 0, 0, 0, 0,
+			   OP_CUT_ARG(0, tear ? cut : 0));
+	if (err) {
+		props_ops_free(seq, NULL);
+		return PROPS_ERROR;
+	}
+	snprintf(seq->hdr.dev, sizeof(seq->hdr.dev), "mem:512k");
+	snprintf(seq->hdr.mkfs, sizeof(seq->hdr.mkfs),
+		 "bs=%u,maxrecs=4,inodes=16,journal=256", BSZ);
+	snprintf(seq->hdr.mount, sizeof(seq->hdr.mount), "data=%s", mode);
+	snprintf(seq->hdr.targets, sizeof(seq->hdr.targets),
+		 "naive,engine,fallback");
+	snprintf(seq->hdr.check, sizeof(seq->hdr.check), "%s", fe->check);
+	*out = seq;
+	return PROPS_PASS;
+}
+
+static const struct props_type twins_log =
+	PROPS_LOG_TYPE("forget log", script_alloc, &twins_env);
+static const struct props_type stale_log =
+	PROPS_LOG_TYPE("forget log", script_alloc, &stale_env);
 
 static void quiet(void *arg, const char *line) { (void)arg; (void)line; }
 
-static int mount_run(struct run *r, uint32_t mode)
-{
-	struct ref_mount_opts mo = { .naive = r->naive, .fallback = r->fallback,
-				     .data_mode = mode, .msg = quiet };
-
-	return ref_mount(r->dev, &mo, &r->fs);
-}
-
-/* File f's inode; create: make it if missing (f0 +j with j0). */
-static int64_t file_ino(struct ref_fs *fs, unsigned f, int create, int j0,
-			uint64_t *ino)
-{
-	char name[8];
-	int err;
-
-	snprintf(name, sizeof(name), "f%u", f);
-	err = ref_lookup(fs, name, ino);
-	if (err != -ENOENT || !create)
-		return err;
-	err = ref_create(fs, name, ino);
-	if (!err && j0 && f == 0)
-		err = ref_set_flags(fs, *ino, REF_FLAG_JOURNAL_DATA, 0);
-	return err;
-}
-
-static int64_t do_step(struct ref_fs *fs, const struct script *sc, size_t k)
-{
-	const struct step *s = &sc->s[k];
-	static uint8_t buf[MAXLEN * BSZ];
-	uint64_t off = (uint64_t)s->off * BSZ, len = (uint64_t)s->len * BSZ;
-	struct ref_stat st;
-	uint64_t ino;
-	char name[8];
-	int64_t err = file_ino(fs, s->file, s->kind == S_WRITE, sc->j0, &ino);
-
-	if (err)
-		return err;
-	switch (s->kind) {
-	case S_WRITE:
-		/* odd offsets in a block too: partial blocks, EOF tails */
-		off += s->len & 1 ? 100 : 0;
-		for (uint64_t i = 0; i < len; i++)
-			buf[i] = dbyte(s->file, k, off + i);
-		return ref_pwrite(fs, ino, buf, len, off);
-	case S_TRUNCATE:
-		return ref_truncate(fs, ino, off + (s->len & 1 ? 300 : 0));
-	case S_PUNCH:
-		return ref_fallocate(fs, ino, REF_FALLOC_PUNCH_HOLE |
-				     REF_FALLOC_KEEP_SIZE, off, len);
-	case S_COLLAPSE:
-		return ref_fallocate(fs, ino, REF_FALLOC_COLLAPSE_RANGE, off, len);
-	case S_UNLINK:
-		snprintf(name, sizeof(name), "f%u", s->file);
-		return ref_unlink(fs, name);
-	case S_FSYNC:
-		return ref_fsync(fs, ino);
-	case S_SYNC:
-		return ref_sync(fs);
-	default:
-		err = ref_stat(fs, ino, &st);
-		if (!err)
-			err = ref_set_flags(fs, ino, st.flags & REF_FLAG_JOURNAL_DATA ?
-					    0 : REF_FLAG_JOURNAL_DATA,
-					    st.flags & REF_FLAG_JOURNAL_DATA ?
-					    REF_FLAG_JOURNAL_DATA : 0);
-		return err;
-	}
-}
-
-static void run_close(struct run *r)
-{
-	if (r->fs)
-		ref_abandon(r->fs);
-	if (r->dev)
-		hw_close(r->dev);
-	free(r->img);
-	r->fs = NULL;
-	r->dev = NULL;
-	r->img = NULL;
-}
-
-/* mkfs, mount, the script, the device image (pending writes included). */
-static int run_script(struct props_trial *t, struct run *r,
-		      const struct script *sc)
-{
-	struct ref_mkfs_opts mo = { .blocksize = BSZ, .btree_maxrecs = 4,
-				    .inodes = 16, .journal_blocks = 256 };
-	int err = hw_open(DEV, &r->dev, NULL, 0);
-
-	if (!err)
-		err = ref_mkfs(r->dev, &mo);
-	if (!err)
-		err = mount_run(r, sc->mode);
-	if (err) {
-		props_note(t, "%s: mkfs or mount failed: %d", r->name, err);
-		return PROPS_ERROR;
-	}
-	for (size_t k = 0; k < sc->n; k++) {
-		r->res[k] = do_step(r->fs, sc, k);
-		if (sc->sync_each && ref_sync(r->fs))
-			r->res[k] = INT64_MIN; /* shows up as a disagreement */
-	}
-	r->img = malloc(DEVSIZE);
-	if (!r->img || hw_read(r->dev, 0, r->img, DEVSIZE))
-		return PROPS_ERROR;
-	return PROPS_PASS;
-}
-
-/* The cut, the same for every twin, then recovery and the audit. */
-static int cut_and_recover(struct props_trial *t, struct run *r,
-			   const struct script *sc)
-{
-	int64_t pending = hw_crash_pending(r->dev);
-	struct hw_cut cut = { .kind = HW_CUT_PREFIX,
-			      .tear = sc->tear ? HW_TEAR_UNITS : HW_TEAR_NONE,
-			      .units = 1 };
-	int err;
-
-	if (pending < 0)
-		return PROPS_ERROR;
-	cut.n = (uint64_t)pending - ((uint64_t)pending * sc->cut >> 16);
-	ref_abandon(r->fs);
-	r->fs = NULL;
-	err = hw_crash_cut(r->dev, &cut);
-	if (!err)
-		err = mount_run(r, sc->mode);
-	if (err) {
-		props_note(t, "%s: mount after the cut (%llu of %lld pending "
-			   "writes kept) failed: %s", r->name,
-			   (unsigned long long)cut.n, (long long)pending,
-			   ref_strerror(err));
-		return PROPS_FAIL;
-	}
-	if (ref_audit(r->fs, quiet, NULL)) {
-		props_note(t, "%s: the audit fails after recovery", r->name);
-		return PROPS_FAIL;
-	}
-	return PROPS_PASS;
-}
+/* What the recovered call found, for the hook after the op. */
+struct recovery {
+	struct props_trial *t;
+	int stale;              /* check every byte too */
+	int res;
+};
 
 /* Every byte of every file is zero or the file's own. */
-static int no_stale_bytes(struct props_trial *t, struct run *r)
+static int no_stale_bytes(struct props_trial *t, struct target *tg,
+			  struct ref_fs *fs)
 {
 	uint8_t buf[BSZ];
 
@@ -288,16 +243,16 @@ static int no_stale_bytes(struct props_trial *t, struct run *r)
 		struct ref_stat st;
 		uint64_t ino;
 
-		if (file_ino(r->fs, f, 0, 0, &ino) || ref_stat(r->fs, ino, &st))
+		if (ref_lookup(fs, tg->names[f], &ino) || ref_stat(fs, ino, &st))
 			continue;
 		for (uint64_t off = 0; off < st.size; off += BSZ) {
-			int64_t n = ref_pread(r->fs, ino, buf, BSZ, off);
+			int64_t n = ref_pread(fs, ino, buf, BSZ, off);
 
 			for (int64_t i = 0; i < n; i++) {
 				if (buf[i] && whose(buf[i]) != (int)f) {
 					props_note(t, "%s: f%u byte %llu is 0x%02x, "
 						   "not its own: a stale copy "
-						   "replayed", r->name, f,
+						   "replayed", tg->name, f,
 						   (unsigned long long)off +
 						   (unsigned long long)i, buf[i]);
 					return PROPS_FAIL;
@@ -308,76 +263,54 @@ static int no_stale_bytes(struct props_trial *t, struct run *r)
 	return PROPS_PASS;
 }
 
-static int image_of(struct run *r)
+/* Each engine as it recovered: the audit, and the stale check. */
+static void recovered(void *arg, struct target **tg, int n)
 {
-	free(r->img);
-	r->img = NULL;
-	if (ref_unmount(r->fs)) {
-		r->fs = NULL;
-		return -EIO;
-	}
-	r->fs = NULL;
-	r->img = malloc(DEVSIZE);
-	return r->img ? hw_read(r->dev, 0, r->img, DEVSIZE) : -ENOMEM;
-}
+	struct recovery *r = arg;
 
-#define NRUNS 3
+	for (int i = 0; i < n && r->res == PROPS_PASS; i++) {
+		struct ref_fs *fs;
 
-static int forget_trial(struct props_trial *t, const struct script *sc,
-			bool compare)
-{
-	struct run runs[NRUNS] = {
-		{ .name = "naive", .naive = 1u << REF_PATH_FORGET },
-		{ .name = "optimized" },
-		{ .name = "fallback", .fallback = 1u << REF_PATH_FORGET },
-	};
-	int res = PROPS_PASS;
-
-	for (int i = 0; i < NRUNS && res == PROPS_PASS; i++)
-		res = run_script(t, &runs[i], sc);
-	for (int i = 1; compare && i < NRUNS && res == PROPS_PASS; i++) {
-		for (size_t k = 0; k < sc->n && res == PROPS_PASS; k++) {
-			if (runs[i].res[k] != runs[0].res[k]) {
-				props_note(t, "step %zu (%s): naive returned %lld, "
-					   "%s %lld", k, kind_names[sc->s[k].kind],
-					   (long long)runs[0].res[k], runs[i].name,
-					   (long long)runs[i].res[k]);
-				res = PROPS_FAIL;
-			}
-		}
-		if (res == PROPS_PASS && memcmp(runs[i].img, runs[0].img, DEVSIZE)) {
-			props_note(t, "naive and %s images differ before the cut",
-				   runs[i].name);
-			res = PROPS_FAIL;
+		if (engine_target_pin(tg[i]) < 0)
+			continue;
+		fs = engine_target_fs(tg[i]);
+		if (!fs)
+			continue; /* the checker reports the failed mount */
+		if (ref_audit(fs, quiet, NULL)) {
+			props_note(r->t, "%s: the audit fails after recovery",
+				   tg[i]->name);
+			r->res = PROPS_FAIL;
+		} else if (r->stale) {
+			r->res = no_stale_bytes(r->t, tg[i], fs);
 		}
 	}
-	for (int i = 0; i < NRUNS && res == PROPS_PASS; i++) {
-		res = cut_and_recover(t, &runs[i], sc);
-		if (res == PROPS_PASS && !compare)
-			res = no_stale_bytes(t, &runs[i]);
-		if (res == PROPS_PASS && compare && image_of(&runs[i]))
-			res = PROPS_ERROR;
-	}
-	for (int i = 1; compare && i < NRUNS && res == PROPS_PASS; i++) {
-		if (memcmp(runs[i].img, runs[0].img, DEVSIZE)) {
-			props_note(t, "naive and %s recover to different images",
-				   runs[i].name);
-			res = PROPS_FAIL;
-		}
-	}
-	for (int i = 0; i < NRUNS; i++)
-		run_close(&runs[i]);
-	return res;
 }
 
-static int twins_agree(struct props_trial *t, void *sc)
+static int after_op(struct props_trial *t, struct target **tg, int n,
+		    uint64_t opno, void *arg)
 {
-	return forget_trial(t, sc, true);
+	(void)t, (void)tg, (void)n, (void)opno;
+	return ((struct recovery *)arg)->res;
 }
 
-static int no_stale_replay(struct props_trial *t, void *sc)
+static int run_log(struct props_trial *t, const struct op_seq *seq,
+		   int stale)
 {
-	return forget_trial(t, sc, false);
+	struct recovery r = { .t = t, .stale = stale, .res = PROPS_PASS };
+	struct check_cfg cc = { .recovered = recovered, .recovered_arg = &r };
+	int res = props_check_log(t, seq, &cc, after_op, &r);
+
+	return r.res != PROPS_PASS ? r.res : res;
+}
+
+static int twins_agree(struct props_trial *t, void *seq)
+{
+	return run_log(t, seq, 0);
+}
+
+static int no_stale_replay(struct props_trial *t, void *seq)
+{
+	return run_log(t, seq, 1);
 }
 
 /*
@@ -394,14 +327,14 @@ static const struct props_prop props[] = {
 		.name = "forget_twins_agree_across_cuts",
 		.doc = "naive, optimized and fallback forget: same results, "
 		       "identical images before a cut and after recovery",
-		.cfg = { .prop1 = twins_agree, .types = { &script_type },
+		.cfg = { .prop1 = twins_agree, .types = { &twins_log },
 			 .always_seeds = twin_seeds, .nalways = 1 },
 	},
 	{
 		.name = "forget_revoke_prevents_stale_replay",
 		.doc = "after any cut every file byte is zero or the file's "
 		       "own: no freed block's logged copy is replayed",
-		.cfg = { .prop1 = no_stale_replay, .types = { &script_type },
+		.cfg = { .prop1 = no_stale_replay, .types = { &stale_log },
 			 .always_seeds = stale_seeds, .nalways = 1 },
 	},
 };
@@ -410,6 +343,5 @@ const struct props_suite props_suite_forget = {
 	.name = "forget",
 	.doc = "seed path (d): journal forget and revoke at free, naive "
 	       "against optimized, across power cuts",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

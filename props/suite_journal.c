@@ -179,6 +179,5 @@ static const struct props_prop props[] = {
 const struct props_suite props_suite_journal = {
 	.name = "journal",
 	.doc = "remount and crash recovery of the engine against the model",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

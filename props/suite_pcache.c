@@ -381,6 +381,5 @@ const struct props_suite props_suite_pcache = {
 	.name = "pcache",
 	.doc = "seed path (b): page-cache truncate twins from random index "
 	       "states",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

@@ -102,7 +102,6 @@ static const struct props_prop planted[] = {
 const struct props_suite props_suite_planted = {
 	.name = "planted",
 	.doc = "planted failures with known minimal counterexamples (must fail)",
-	.props = planted,
-	.nprops = sizeof(planted) / sizeof(planted[0]),
+	PROPS_LIST(planted),
 	.planted = 1,
 };

@@ -406,6 +406,5 @@ const struct props_suite props_suite_rt_truncate = {
 	.name = "rt_truncate",
 	.doc = "seed path (a): realtime truncate-down, naive vs optimized vs "
 	       "fallback",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };

@@ -719,8 +719,7 @@ const struct props_suite props_suite_zoned = {
 	.name = "zoned",
 	.doc = "zoned:mem against the plain zone rules (harness/zone_rules.h) "
 	       "on tiny random geometries",
-	.props = props,
-	.nprops = sizeof(props) / sizeof(props[0]),
+	PROPS_LIST(props),
 };
 
 static const struct props_prop planted[] = {
@@ -742,7 +741,6 @@ static const struct props_prop planted[] = {
 const struct props_suite props_suite_zoned_planted = {
 	.name = "zoned_planted",
 	.doc = "the zoned suite with planted mismatches (must fail)",
-	.props = planted,
-	.nprops = sizeof(planted) / sizeof(planted[0]),
+	PROPS_LIST(planted),
 	.planted = 1,
 };

@@ -459,6 +459,22 @@ out_error:
 }
 
 /*
+ * path_descend for the calls that need a record to find (lookups,
+ * delete): a bad tree is its error, an empty one -ENOENT.
+ */
+static int path_find(struct bt_tree *t, struct bt_path *p, uint64_t key,
+		     bool hold)
+{
+	int err = tree_ok(t);
+
+	if (err)
+		return err;
+	if (t->root->levels == 0)
+		return -ENOENT;
+	return path_descend(t, p, key, hold);
+}
+
+/*
  * Move a fully held path to the next (dir > 0) or previous leaf: climb to
  * the lowest level that has a neighbour slot in that direction, then go
  * down its near edge.  Returns 1 when there is no such leaf.
@@ -507,12 +523,7 @@ int bt_lookup_le(struct bt_tree *t, uint64_t key, void *rec)
 	unsigned i;
 	int err;
 
-	err = tree_ok(t);
-	if (err)
-		return err;
-	if (t->root->levels == 0)
-		return -ENOENT;
-	err = path_descend(t, &p, key, true);
+	err = path_find(t, &p, key, true);
 	if (err)
 		return err;
 	i = (unsigned)leaf->idx;
@@ -541,12 +552,7 @@ int bt_lookup_ge(struct bt_tree *t, uint64_t key, void *rec)
 	struct bt_level *leaf = &p.lv[0];
 	int err;
 
-	err = tree_ok(t);
-	if (err)
-		return err;
-	if (t->root->levels == 0)
-		return -ENOENT;
-	err = path_descend(t, &p, key, true);
+	err = path_find(t, &p, key, true);
 	if (err)
 		return err;
 	if ((unsigned)leaf->idx >= leaf->nrecs) {
@@ -1059,12 +1065,7 @@ int bt_delete(struct bt_tree *t, uint64_t key)
 	bool found;
 	int err;
 
-	err = tree_ok(t);
-	if (err)
-		return err;
-	if (t->root->levels == 0)
-		return -ENOENT;
-	err = path_descend(t, &p, key, false);
+	err = path_find(t, &p, key, false);
 	if (err)
 		return err;
 	found = (unsigned)leaf->idx < leaf->nrecs &&

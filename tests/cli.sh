@@ -269,6 +269,16 @@ expect_grep "$tmp/err" "unknown twin part 'size'" "the bad part named"
 printf 'pwrite 0 8k\nreflink f0 0 8k 8k\npwrite 9k 1\n' >"$tmp/cow.ops"
 expect_status 0 "cow twins agree on all" -- run replay --targets naive,engine,fallback,model \
 	--mkfs reflink=1,bs=1k --mount pagecache=0 --check each,twins=all "$tmp/cow.ops"
+# the delalloc fallback writes at the pwrite, the optimized path later
+expect_status 15 "delalloc twins write other images" -- run replay --check twins=image \
+	--log - "$tmp/twins0.ops"
+expect_grep "$tmp/err" 'the device images differ .*check twins=image' "the image part named"
+# the forget twins write the same image, before a cut and after recovery
+printf '#! fsoracle dev=mem:512k mkfs=bs=1024,maxrecs=4,inodes=16,journal=256 mount=data=ordered targets=naive,engine,fallback check=twins=image\nchattr +j\npwrite 0 3k\nsync\nunlink f0\nfile f1\npwrite 0 5k\nfsync\npwrite 1k 2k\n%s\n' \
+	crash >"$tmp/forget.ops"
+expect_status 0 "forget twins: one image, recovery from a crash too" -- run replay "$tmp/forget.ops"
+sed 's/^crash$/cut 0 7/' "$tmp/forget.ops" >"$tmp/forget-cut.ops"
+expect_status 0 "... and from a cut" -- run replay "$tmp/forget-cut.ops"
 
 # --- swarm rounds: a failing round's log records its draw and replays as is
 expect_status 10 "swarm run finds a planted bug" -- run run --seed 4 --ops 20000 \

@@ -9,6 +9,7 @@
  */
 #include "test.h"
 #include "test_crash_util.h"
+#include "test_extents.h"
 
 #include "hw/hw.h"
 #include "ref/ref.h"
@@ -37,26 +38,6 @@ static struct hw_dev *dev(void)
 	struct hw_dev *d = NULL;
 
 	return hw_open("mem:8m", &d, NULL, 0) ? NULL : d;
-}
-
-struct exts { struct ref_extent e[64]; int n; };
-static int collect(void *arg, const struct ref_extent *e)
-{
-	struct exts *l = arg;
-
-	if (l->n < 64)
-		l->e[l->n++] = *e;
-	return 0;
-}
-
-static int same_exts(const struct ref_extent *a, const struct ref_extent *b,
-		     int n)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i].fileoff != b[i].fileoff || a[i].startblk != b[i].startblk ||
-		    a[i].len != b[i].len || a[i].state != b[i].state)
-			return 0;
-	return 1;
 }
 
 struct refs { uint64_t start[32], len[32]; uint32_t count[32]; int n; };
@@ -124,7 +105,7 @@ TEST(clone_shares_blocks_counts_owners_and_unlink_keeps_them)
 	struct hw_dev *d = dev();
 	struct ref_fs *fs = mk(d, 1, 0, 0);
 	static uint8_t buf[16 * BS], out[16 * BS];
-	struct exts ea = { .n = 0 }, eb = { .n = 0 };
+	struct extlist ea = { .n = 0 }, eb = { .n = 0 };
 	struct refs r = { .n = 0 };
 	uint64_t a, b, before;
 
@@ -137,8 +118,8 @@ TEST(clone_shares_blocks_counts_owners_and_unlink_keeps_them)
 	CHECK_OK(ref_clone_range(fs, b, 4 * BS, a, 2 * BS, 8 * BS));
 	/* no data block allocated: b's and the refcount tree's root nodes */
 	CHECK_EQ(free_blocks(fs) + 2, before);
-	CHECK_OK(ref_bmap(fs, a, collect, &ea));
-	CHECK_OK(ref_bmap(fs, b, collect, &eb));
+	CHECK_OK(ref_bmap(fs, a, collect_extent, &ea));
+	CHECK_OK(ref_bmap(fs, b, collect_extent, &eb));
 	CHECK_EQ(ea.n, 1);
 	CHECK_EQ(eb.n, 1);
 	CHECK_EQ(eb.e[0].fileoff, 4);
@@ -219,7 +200,7 @@ TEST(write_to_shared_block_copies_and_leaves_the_other_owner_alone)
 	struct hw_dev *d = dev();
 	struct ref_fs *fs = mk(d, 1, 0, 0);
 	static uint8_t buf[8 * BS], out[8 * BS], want[8 * BS];
-	struct exts ea = { .n = 0 }, eb = { .n = 0 };
+	struct extlist ea = { .n = 0 }, eb = { .n = 0 };
 	struct refs r = { .n = 0 };
 	uint64_t a, b;
 
@@ -235,8 +216,8 @@ TEST(write_to_shared_block_copies_and_leaves_the_other_owner_alone)
 	CHECK_MEM(out, want, sizeof(out));
 	CHECK_EQ(ref_pread(fs, a, out, sizeof(out), 0), sizeof(out));
 	CHECK_MEM(out, buf, sizeof(out));
-	CHECK_OK(ref_bmap(fs, a, collect, &ea));
-	CHECK_OK(ref_bmap(fs, b, collect, &eb));
+	CHECK_OK(ref_bmap(fs, a, collect_extent, &ea));
+	CHECK_OK(ref_bmap(fs, b, collect_extent, &eb));
 	CHECK_EQ(eb.n, 3);                     /* old | staging | old */
 	CHECK(eb.e[1].startblk != ea.e[0].startblk + 3);
 	CHECK_EQ(eb.e[2].startblk, ea.e[0].startblk + 4);
@@ -256,8 +237,8 @@ TEST(write_to_shared_block_copies_and_leaves_the_other_owner_alone)
 
 /* Counters of one overwrite of block 10 of a 64-block always-COW file. */
 static void overwrite_inside(uint32_t naive, uint32_t fallback,
-			     struct ref_counters *c, struct exts *data,
-			     struct exts *fork)
+			     struct ref_counters *c, struct extlist *data,
+			     struct extlist *fork)
 {
 	struct hw_dev *d = dev();
 	struct ref_fs *fs = mk(d, 1, naive, fallback);
@@ -272,16 +253,16 @@ static void overwrite_inside(uint32_t naive, uint32_t fallback,
 	ref_counters_reset(fs);
 	CHECK_EQ(ref_pwrite(fs, a, buf, BS, 10 * BS), BS);
 	*c = *ref_counters(fs);
-	CHECK_OK(ref_bmap(fs, a, collect, data));
-	CHECK_OK(ref_cow_bmap(fs, a, collect, fork));
+	CHECK_OK(ref_bmap(fs, a, collect_extent, data));
+	CHECK_OK(ref_cow_bmap(fs, a, collect_extent, fork));
 	finish(fs, d);
 }
 
 TEST(end_cow_inside_an_extent_naive_pays_an_intent_and_a_roll)
 {
 	struct ref_counters n, o, f;
-	struct exts dn = { .n = 0 }, dopt = { .n = 0 }, df = { .n = 0 };
-	struct exts cn = { .n = 0 }, copt = { .n = 0 }, cf = { .n = 0 };
+	struct extlist dn = { .n = 0 }, dopt = { .n = 0 }, df = { .n = 0 };
+	struct extlist cn = { .n = 0 }, copt = { .n = 0 }, cf = { .n = 0 };
 
 	overwrite_inside(COW, 0, &n, &dn, &cn);
 	overwrite_inside(0, 0, &o, &dopt, &copt);
@@ -302,15 +283,15 @@ TEST(end_cow_inside_an_extent_naive_pays_an_intent_and_a_roll)
 	/* same records: head and tail keep the old blocks */
 	CHECK_EQ(dopt.n, 3);
 	CHECK_EQ(dn.n, 3);
-	CHECK(same_exts(dopt.e, dn.e, 3));
-	CHECK(same_exts(df.e, dn.e, 3));
+	CHECK(same_extents(dopt.e, dn.e, 3));
+	CHECK(same_extents(df.e, dn.e, 3));
 	CHECK_EQ(dopt.e[2].startblk, dopt.e[0].startblk + 11);
 	/* the preallocated rest of the COW extent stays, unwritten */
 	CHECK_EQ(copt.n, 1);
 	CHECK_EQ(copt.e[0].fileoff, 11);
 	CHECK_EQ(copt.e[0].len, 5);
 	CHECK_EQ(copt.e[0].state, REF_EXT_UNWRITTEN);
-	CHECK(same_exts(cn.e, copt.e, 1));
+	CHECK(same_extents(cn.e, copt.e, 1));
 }
 
 TEST(end_cow_of_a_one_block_record_is_one_update)
@@ -342,7 +323,7 @@ TEST(cow_extent_over_two_mappings_falls_back_by_itself)
 	struct hw_dev *d = dev();
 	struct ref_fs *fs = mk(d, 1, 0, 0);
 	static uint8_t buf[8 * BS], out[8 * BS];
-	struct exts e = { .n = 0 };
+	struct extlist e = { .n = 0 };
 	uint64_t a, b;
 
 	CHECK(fs);
@@ -351,7 +332,7 @@ TEST(cow_extent_over_two_mappings_falls_back_by_itself)
 	CHECK_EQ(ref_pwrite(fs, a, buf, 4 * BS, 0), 4 * BS);
 	CHECK_EQ(ref_pwrite(fs, b, buf, BS, 0), BS);        /* a gap */
 	CHECK_EQ(ref_pwrite(fs, a, buf + 4 * BS, 4 * BS, 4 * BS), 4 * BS);
-	CHECK_OK(ref_bmap(fs, a, collect, &e));
+	CHECK_OK(ref_bmap(fs, a, collect_extent, &e));
 	CHECK_EQ(e.n, 2);
 	CHECK_OK(ref_set_flags(fs, a, REF_FLAG_COW, 0));
 	ref_counters_reset(fs);
@@ -368,7 +349,7 @@ TEST(crash_frees_leftover_staging_at_mount)
 	struct hw_dev *d = dev();
 	struct ref_fs *fs = mk(d, 1, 0, 0);
 	uint8_t buf[4 * BS];
-	struct exts c = { .n = 0 };
+	struct extlist c = { .n = 0 };
 	uint64_t a, before;
 
 	CHECK(fs);
@@ -380,7 +361,7 @@ TEST(crash_frees_leftover_staging_at_mount)
 	before = free_blocks(fs);
 	CHECK_EQ(ref_pwrite(fs, a, buf, BS, 0), BS);
 	CHECK_OK(ref_sync(fs));
-	CHECK_OK(ref_cow_bmap(fs, a, collect, &c));
+	CHECK_OK(ref_cow_bmap(fs, a, collect_extent, &c));
 	CHECK_EQ(c.n, 1);             /* blocks 1..7 preallocated */
 	CHECK_EQ(c.e[0].len, 7);
 	/* ... and the staging tree's root */
@@ -412,7 +393,7 @@ static int nextents_after_read_fault(uint64_t n, int *mismatch, int *fired)
 	struct ref_mount_opts m = { .cache_blocks = 1 };
 	struct hw_fault f = { .ops = HW_FAULT_READ, .nth = n };
 	static uint8_t buf[16 * BS];
-	struct exts recs = { .n = 0 };
+	struct extlist recs = { .n = 0 };
 	struct hw_dev *d = NULL;
 	struct ref_fs *fs = NULL;
 	struct ref_stat st;
@@ -440,7 +421,7 @@ static int nextents_after_read_fault(uint64_t n, int *mismatch, int *fired)
 	done = hw_fault_fired(d) == 0;
 	*fired += !done;
 	hw_fault_disarm(d, -1);
-	if (ref_stat(fs, a, &st) || ref_bmap(fs, a, collect, &recs))
+	if (ref_stat(fs, a, &st) || ref_bmap(fs, a, collect_extent, &recs))
 		goto out;
 	*mismatch = st.nextents != (uint64_t)recs.n;
 	if (*mismatch)

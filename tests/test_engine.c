@@ -4,6 +4,7 @@
  * fallocate, remount, the audit, and corruption handling.
  */
 #include "test.h"
+#include "test_extents.h"
 
 #include "hw/hw.h"
 #include "ref/ref.h"
@@ -32,16 +33,6 @@ static struct ref_fs *fs_new(struct hw_dev *d, uint32_t maxrecs, uint32_t bs)
 static int audit(struct ref_fs *fs)
 {
 	return ref_audit(fs, quiet, NULL);
-}
-
-struct extlist { struct ref_extent e[64]; int n; };
-static int collect(void *arg, const struct ref_extent *e)
-{
-	struct extlist *l = arg;
-
-	if (l->n < 64)
-		l->e[l->n++] = *e;
-	return 0;
 }
 
 TEST(write_then_read_returns_bytes_and_zero_holes)
@@ -106,7 +97,7 @@ TEST(bmap_shows_merged_and_split_records)
 	/* eight blocks written in two pieces merge into one record */
 	CHECK_EQ(ref_pwrite(fs, ino, buf, 4096 * 4, 0), 4096 * 4);
 	CHECK_EQ(ref_pwrite(fs, ino, buf, 4096 * 4, 4096 * 4), 4096 * 4);
-	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_OK(ref_bmap(fs, ino, collect_extent, &l));
 	CHECK_EQ(l.n, 1);
 	CHECK_EQ(l.e[0].fileoff, 0);
 	CHECK_EQ(l.e[0].len, 8);
@@ -115,7 +106,7 @@ TEST(bmap_shows_merged_and_split_records)
 	CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_PUNCH_HOLE | REF_FALLOC_KEEP_SIZE,
 			       4096 * 2, 4096 * 2));
 	l.n = 0;
-	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_OK(ref_bmap(fs, ino, collect_extent, &l));
 	CHECK_EQ(l.n, 2);
 	CHECK_EQ(l.e[0].len, 2);
 	CHECK_EQ(l.e[1].fileoff, 4);
@@ -124,7 +115,7 @@ TEST(bmap_shows_merged_and_split_records)
 	/* zero range over 5..6 converts them to unwritten: three records */
 	CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_ZERO_RANGE, 4096 * 5, 4096 * 2));
 	l.n = 0;
-	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_OK(ref_bmap(fs, ino, collect_extent, &l));
 	CHECK_EQ(l.n, 4);
 	CHECK_EQ(l.e[2].fileoff, 5);
 	CHECK_EQ(l.e[2].len, 2);
@@ -156,13 +147,13 @@ TEST(collapse_and_insert_shift_extents_as_drawn)
 	for (int i = 0; i < 8; i++)
 		memset(buf + 4096 * i, 'a' + i, 4096);
 	CHECK_EQ(ref_pwrite(fs, ino, buf, sizeof(buf), 0), sizeof(buf));
-	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_OK(ref_bmap(fs, ino, collect_extent, &l));
 	CHECK_EQ(l.n, 1);
 	D = l.e[0].startblk;
 
 	CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_COLLAPSE_RANGE, 2 * 4096, 2 * 4096));
 	l.n = 0;
-	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_OK(ref_bmap(fs, ino, collect_extent, &l));
 	CHECK_EQ(l.n, 2);
 	CHECK_EQ(l.e[0].fileoff, 0); CHECK_EQ(l.e[0].startblk, D); CHECK_EQ(l.e[0].len, 2);
 	CHECK_EQ(l.e[1].fileoff, 2); CHECK_EQ(l.e[1].startblk, D + 4); CHECK_EQ(l.e[1].len, 4);
@@ -173,7 +164,7 @@ TEST(collapse_and_insert_shift_extents_as_drawn)
 
 	CHECK_OK(ref_fallocate(fs, ino, REF_FALLOC_INSERT_RANGE, 4096, 4096));
 	l.n = 0;
-	CHECK_OK(ref_bmap(fs, ino, collect, &l));
+	CHECK_OK(ref_bmap(fs, ino, collect_extent, &l));
 	CHECK_EQ(l.n, 3);
 	CHECK_EQ(l.e[0].fileoff, 0); CHECK_EQ(l.e[0].startblk, D); CHECK_EQ(l.e[0].len, 1);
 	CHECK_EQ(l.e[1].fileoff, 2); CHECK_EQ(l.e[1].startblk, D + 1); CHECK_EQ(l.e[1].len, 1);

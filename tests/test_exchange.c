@@ -10,6 +10,7 @@
  */
 #include "test.h"
 #include "test_crash_util.h"
+#include "test_extents.h"
 
 #include "hw/hw.h"
 #include "ref/ref.h"
@@ -62,26 +63,9 @@ static void finish(struct fsx *x)
 		hw_close(x->rtdev);
 }
 
-struct exts { struct ref_extent e[64]; int n; };
-static int collect(void *arg, const struct ref_extent *e)
+static int same_list(const struct extlist *a, const struct extlist *b)
 {
-	struct exts *l = arg;
-
-	if (l->n < 64)
-		l->e[l->n++] = *e;
-	return 0;
-}
-
-static int same_list(const struct exts *a, const struct exts *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (int i = 0; i < a->n; i++)
-		if (a->e[i].fileoff != b->e[i].fileoff ||
-		    a->e[i].startblk != b->e[i].startblk ||
-		    a->e[i].len != b->e[i].len || a->e[i].state != b->e[i].state)
-			return 0;
-	return 1;
+	return a->n == b->n && same_extents(a->e, b->e, a->n);
 }
 
 static void fill(uint8_t *b, size_t n, uint8_t seed)
@@ -155,7 +139,7 @@ static void finish_after_remount(struct fsx *x)
 TEST(exchange_swaps_written_unwritten_and_holes_as_they_are)
 {
 	struct fsx x;
-	struct exts a0 = { .n = 0 }, b0 = { .n = 0 }, a1 = { .n = 0 },
+	struct extlist a0 = { .n = 0 }, b0 = { .n = 0 }, a1 = { .n = 0 },
 		    b1 = { .n = 0 };
 	uint64_t before;
 
@@ -169,16 +153,16 @@ TEST(exchange_swaps_written_unwritten_and_holes_as_they_are)
 	CHECK_OK(ref_fallocate(x.fs, sb.ino, REF_FALLOC_KEEP_SIZE |
 			       REF_FALLOC_PUNCH_HOLE, 2 * BS, BS));
 	memset(sb.b + 2 * BS, 0, BS);
-	CHECK_OK(ref_bmap(x.fs, sa.ino, collect, &a0));
-	CHECK_OK(ref_bmap(x.fs, sb.ino, collect, &b0));
+	CHECK_OK(ref_bmap(x.fs, sa.ino, collect_extent, &a0));
+	CHECK_OK(ref_bmap(x.fs, sb.ino, collect_extent, &b0));
 	CHECK_EQ(a0.n, 2);
 	CHECK_EQ(b0.n, 2);
 	before = free_blocks(x.fs);
 	/* the whole files: each takes the other's record list as it was */
 	CHECK_OK(ref_exchange_range(x.fs, sa.ino, 0, sb.ino, 0, 8 * BS));
 	sh_swap(&sa, 0, &sb, 0, 8 * BS);
-	CHECK_OK(ref_bmap(x.fs, sa.ino, collect, &a1));
-	CHECK_OK(ref_bmap(x.fs, sb.ino, collect, &b1));
+	CHECK_OK(ref_bmap(x.fs, sa.ino, collect_extent, &a1));
+	CHECK_OK(ref_bmap(x.fs, sb.ino, collect_extent, &b1));
 	CHECK(same_list(&a1, &b0));
 	CHECK(same_list(&b1, &a0));
 	CHECK(sh_same(x.fs, &sa));
@@ -192,8 +176,8 @@ TEST(exchange_swaps_written_unwritten_and_holes_as_they_are)
 	CHECK_OK(ref_exchange_range(x.fs, sa.ino, BS, sb.ino, 5 * BS, 3 * BS));
 	sh_swap(&sa, BS, &sb, 5 * BS, 3 * BS);
 	a1.n = b1.n = 0;
-	CHECK_OK(ref_bmap(x.fs, sa.ino, collect, &a1));
-	CHECK_OK(ref_bmap(x.fs, sb.ino, collect, &b1));
+	CHECK_OK(ref_bmap(x.fs, sa.ino, collect_extent, &a1));
+	CHECK_OK(ref_bmap(x.fs, sb.ino, collect_extent, &b1));
 	CHECK(same_list(&a1, &b0)); /* merged back into the same records */
 	CHECK(same_list(&b1, &a0));
 	/* inside one file, ranges apart */
@@ -292,7 +276,7 @@ TEST(exchange_keeps_the_owner_counts_of_shared_blocks)
 TEST(exchange_cancels_cow_staging_over_the_ranges)
 {
 	struct fsx x;
-	struct exts c = { .n = 0 };
+	struct extlist c = { .n = 0 };
 	uint64_t before;
 
 	CHECK_OK(mk(&x, 1, 0, 0));
@@ -301,14 +285,14 @@ TEST(exchange_cancels_cow_staging_over_the_ranges)
 	CHECK_OK(sh_write(x.fs, &sb, 0, 8 * BS, 9));
 	CHECK_OK(ref_set_flags(x.fs, sa.ino, REF_FLAG_COW, 0));
 	CHECK_OK(sh_write(x.fs, &sa, 0, BS, 10));
-	CHECK_OK(ref_cow_bmap(x.fs, sa.ino, collect, &c));
+	CHECK_OK(ref_cow_bmap(x.fs, sa.ino, collect_extent, &c));
 	CHECK_EQ(c.n, 1); /* blocks 1..7 preallocated */
 	CHECK_EQ(c.e[0].len, 7);
 	before = free_blocks(x.fs);
 	CHECK_OK(ref_exchange_range(x.fs, sa.ino, 0, sb.ino, 0, 8 * BS));
 	sh_swap(&sa, 0, &sb, 0, 8 * BS);
 	c.n = 0;
-	CHECK_OK(ref_cow_bmap(x.fs, sa.ino, collect, &c));
+	CHECK_OK(ref_cow_bmap(x.fs, sa.ino, collect_extent, &c));
 	CHECK_EQ(c.n, 0);
 	CHECK_EQ(free_blocks(x.fs), before + 7 + 1); /* + the staging root */
 	CHECK(sh_same(x.fs, &sa));

@@ -308,6 +308,13 @@ TEST(text_header_check_asks_the_checker_and_is_validated)
 	cc = (struct check_cfg){ 0 };
 	CHECK_OK(check_cfg_parse("twins=all", &cc, err, sizeof(err)));
 	CHECK_EQ(cc.twins, TWIN_ALL);
+	/* all is what every path's twins share: not the image */
+	CHECK(!(TWIN_ALL & (1u << TWIN_IMAGE)));
+	cc = (struct check_cfg){ 0 };
+	CHECK_OK(check_cfg_parse("twins=free+image", &cc, err, sizeof(err)));
+	CHECK_EQ(cc.twins, (1u << TWIN_FREE) | (1u << TWIN_IMAGE));
+	check_cfg_format(&cc, back, sizeof(back));
+	CHECK(!strcmp(back, "twins=free+image"));
 	CHECK(parse("#! fsoracle check=twins=bogus\n", &seq, err,
 		    sizeof(err)) < 0);
 	CHECK(strstr(err, "unknown twin part 'bogus'") != NULL);

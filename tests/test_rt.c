@@ -13,6 +13,7 @@
  * blocks), a 16 MiB realtime device (1024 rt extents).
  */
 #include "test.h"
+#include "test_extents.h"
 
 #include <errno.h>
 
@@ -149,16 +150,6 @@ static uint64_t rt_free(struct ref_fs *fs)
 	return ref_statfs(fs, &st) ? ~0ull : st.rt_free_blocks;
 }
 
-struct extlist { struct ref_extent e[64]; int n; };
-static int collect(void *arg, const struct ref_extent *e)
-{
-	struct extlist *l = arg;
-
-	if (l->n < 64)
-		l->e[l->n++] = *e;
-	return 0;
-}
-
 #define U REF_EXT_UNWRITTEN
 #define KEEP REF_FALLOC_KEEP_SIZE
 #define PUNCH REF_FALLOC_PUNCH_HOLE
@@ -171,7 +162,7 @@ struct want { uint64_t off, blk, len; uint32_t state; };
 static int bmap_is(struct ref_fs *fs, uint64_t ino, const struct want *w, int n)
 {
 	struct extlist l = { .n = 0 };
-	int ok = ref_bmap(fs, ino, collect, &l) == 0 && l.n == n;
+	int ok = ref_bmap(fs, ino, collect_extent, &l) == 0 && l.n == n;
 
 	for (int i = 0; ok && i < n; i++)
 		ok = l.e[i].fileoff == w[i].off && l.e[i].startblk == w[i].blk &&
@@ -567,7 +558,7 @@ TEST(rt_extent_of_one_block_behaves_like_a_plain_device)
 		CHECK_OK(ref_fallocate(r.fs, ino, COLLAPSE, 8192, 4096));
 		CHECK_OK(ref_fallocate(r.fs, ino, INSERT, 4096, 8192));
 		CHECK_EQ(ref_pread(r.fs, ino, k ? bp : br, sizeof(br), 0), 204096);
-		CHECK_OK(ref_bmap(r.fs, ino, collect, k ? &lp : &lr));
+		CHECK_OK(ref_bmap(r.fs, ino, collect_extent, k ? &lp : &lr));
 		ctr[k] = *ref_counters(r.fs);
 	}
 	/* the same zeroing and record work on both */

@@ -190,15 +190,94 @@ static void cut_one(const char *path, enum cutall_dev dev,
 	fflush(stdout);
 }
 
+/* What the command line asks for. */
+struct cutall_args {
+	struct cutall_cfg cfg;
+	struct paths ps;          /* the logs */
+	int quiet, use_mem, use_pmem;
+};
+
+/* One argument at argv[*i] (*i past a value taken): 0 or -EINVAL (said). */
+static int cutall_arg(struct cutall_args *a, int argc, char **argv, int *i)
+{
+	struct cutall_cfg *cfg = &a->cfg;
+	const char *v;
+	uint64_t n;
+	int bad, ret = 0;
+
+	if ((v = runopts_value("--corpus", argc, argv, i, &bad))) {
+		ret = add_arg(&a->ps, v);
+	} else if ((v = runopts_value("--device", argc, argv, i, &bad))) {
+		a->use_mem = !strcmp(v, "mem") || !strcmp(v, "all");
+		a->use_pmem = !strcmp(v, "pmem") || !strcmp(v, "all");
+		if (!a->use_mem && !a->use_pmem) {
+			errmsg("--device: mem, pmem or all, not '%s'", v);
+			ret = -EINVAL;
+		}
+#ifdef FSO_NO_EXTERNAL_LIBS
+		if (a->use_pmem && !strcmp(v, "pmem")) {
+			errmsg("--device pmem: built without libpmem2");
+			ret = -EINVAL;
+		}
+		a->use_pmem = 0;
+#endif
+	} else if ((v = runopts_value("--log-dir", argc, argv, i, &bad))) {
+		cfg->log_dir = v;
+	} else if ((v = runopts_value("--pmem-dir", argc, argv, i, &bad))) {
+		cfg->pmem_dir = v;
+	} else if ((v = runopts_value("--subsets", argc, argv, i, &bad))) {
+		if (arg_u64(v, &n) || n > 1000000) {
+			errmsg("--subsets: bad count '%s'", v);
+			ret = -EINVAL;
+		} else {
+			cfg->subsets = (unsigned)n;
+		}
+	} else if ((v = runopts_value("--seed", argc, argv, i, &bad))) {
+		if (arg_u64(v, &cfg->seed)) {
+			errmsg("--seed: bad number '%s'", v);
+			ret = -EINVAL;
+		}
+	} else if ((v = runopts_value("--max-points", argc, argv, i, &bad))) {
+		if (arg_u64(v, &cfg->max_points) || !cfg->max_points) {
+			errmsg("--max-points: bad count '%s'", v);
+			ret = -EINVAL;
+		}
+	} else if ((v = runopts_value("--point", argc, argv, i, &bad))) {
+		if (arg_u64(v, &cfg->only_point) || !cfg->only_point) {
+			errmsg("--point: bad point '%s' (from 1)", v);
+			ret = -EINVAL;
+		}
+	} else if ((v = runopts_value("--lie-sync", argc, argv, i, &bad))) {
+		if (arg_u64(v, &n) || !n || n > 1000000) {
+			errmsg("--lie-sync: bad number '%s' (from 1)", v);
+			ret = -EINVAL;
+		}
+		cfg->lie_sync = (unsigned)n;
+	} else if (bad) {
+		errmsg("%s needs a value", argv[*i]);
+		ret = -EINVAL;
+	} else if (!strcmp(argv[*i], "--whole")) {
+		cfg->whole = 1;
+	} else if (!strcmp(argv[*i], "--progress")) {
+		cfg->progress = stdout;
+	} else if (!strcmp(argv[*i], "-q")) {
+		a->quiet = 1;
+	} else if (argv[*i][0] == '-') {
+		errmsg("unknown option '%s' (see --help)", argv[*i]);
+		ret = -EINVAL;
+	} else {
+		ret = add_arg(&a->ps, argv[*i]);
+	}
+	return ret;
+}
+
 int cmd_cutall(int argc, char **argv)
 {
-	struct cutall_cfg cfg = { .subsets = 8, .seed = 1 };
-	struct paths ps = { 0 };
+	struct cutall_args a = { .cfg = { .subsets = 8, .seed = 1 },
+				 .use_mem = 1, .use_pmem = 1 };
 	struct totals t = { 0 };
-	int quiet = 0, bad, ret = 0, use_mem = 1, use_pmem = 1;
-	uint64_t n;
+	int ret = 0;
 	double t0 = mono_seconds();
-	const char *v;
 
 	prog_cmd = "fsoracle cutall";
 	if (wants_help(argc, argv)) {
@@ -206,94 +285,34 @@ int cmd_cutall(int argc, char **argv)
 		return 0;
 	}
 #ifdef FSO_NO_EXTERNAL_LIBS
-	use_pmem = 0;
+	a.use_pmem = 0;
 #endif
-	for (int i = 1; i < argc && !ret; i++) {
-		if ((v = runopts_value("--corpus", argc, argv, &i, &bad))) {
-			ret = add_arg(&ps, v);
-		} else if ((v = runopts_value("--device", argc, argv, &i, &bad))) {
-			use_mem = !strcmp(v, "mem") || !strcmp(v, "all");
-			use_pmem = !strcmp(v, "pmem") || !strcmp(v, "all");
-			if (!use_mem && !use_pmem) {
-				errmsg("--device: mem, pmem or all, not '%s'", v);
-				ret = -EINVAL;
-			}
-#ifdef FSO_NO_EXTERNAL_LIBS
-			if (use_pmem && !strcmp(v, "pmem")) {
-				errmsg("--device pmem: built without libpmem2");
-				ret = -EINVAL;
-			}
-			use_pmem = 0;
-#endif
-		} else if ((v = runopts_value("--log-dir", argc, argv, &i, &bad))) {
-			cfg.log_dir = v;
-		} else if ((v = runopts_value("--pmem-dir", argc, argv, &i, &bad))) {
-			cfg.pmem_dir = v;
-		} else if ((v = runopts_value("--subsets", argc, argv, &i, &bad))) {
-			if (arg_u64(v, &n) || n > 1000000) {
-				errmsg("--subsets: bad count '%s'", v);
-				ret = -EINVAL;
-			}
-			cfg.subsets = (unsigned)n;
-		} else if ((v = runopts_value("--seed", argc, argv, &i, &bad))) {
-			if (arg_u64(v, &cfg.seed)) {
-				errmsg("--seed: bad number '%s'", v);
-				ret = -EINVAL;
-			}
-		} else if ((v = runopts_value("--max-points", argc, argv, &i, &bad))) {
-			if (arg_u64(v, &cfg.max_points) || !cfg.max_points) {
-				errmsg("--max-points: bad count '%s'", v);
-				ret = -EINVAL;
-			}
-		} else if ((v = runopts_value("--point", argc, argv, &i, &bad))) {
-			if (arg_u64(v, &cfg.only_point) || !cfg.only_point) {
-				errmsg("--point: bad point '%s' (from 1)", v);
-				ret = -EINVAL;
-			}
-		} else if ((v = runopts_value("--lie-sync", argc, argv, &i, &bad))) {
-			if (arg_u64(v, &n) || !n || n > 1000000) {
-				errmsg("--lie-sync: bad number '%s' (from 1)", v);
-				ret = -EINVAL;
-			}
-			cfg.lie_sync = (unsigned)n;
-		} else if (bad) {
-			errmsg("%s needs a value", argv[i]);
-			ret = -EINVAL;
-		} else if (!strcmp(argv[i], "--whole")) {
-			cfg.whole = 1;
-		} else if (!strcmp(argv[i], "--progress")) {
-			cfg.progress = stdout;
-		} else if (!strcmp(argv[i], "-q")) {
-			quiet = 1;
-		} else if (argv[i][0] == '-') {
-			errmsg("unknown option '%s' (see --help)", argv[i]);
-			ret = -EINVAL;
-		} else {
-			ret = add_arg(&ps, argv[i]);
-		}
-	}
-	if (!ret && ps.n == 0) {
-		ret = add_arg(&ps, "corpus/regressions");
+	for (int i = 1; i < argc && !ret; i++)
+		ret = cutall_arg(&a, argc, argv, &i);
+	if (!ret && a.ps.n == 0) {
+		ret = add_arg(&a.ps, "corpus/regressions");
 		if (!ret)
-			ret = add_arg(&ps, "fuzz/seeds");
+			ret = add_arg(&a.ps, "fuzz/seeds");
 	}
-	if (!ret && cfg.only_point && ps.n != 1) {
-		errmsg("--point needs exactly one log (%zu given)", ps.n);
+	if (!ret && a.cfg.only_point && a.ps.n != 1) {
+		errmsg("--point needs exactly one log (%zu given)", a.ps.n);
 		ret = -EINVAL;
 	}
 	if (ret)
 		goto out;
-	if (!quiet)
+	if (!a.quiet)
 		printf("fsoracle cutall: %zu logs on %s%s%s; per point the exact "
-		       "cut and %u subsets, seed 0x%" PRIx64 "%s\n", ps.n,
-		       use_mem ? "mem" : "", use_mem && use_pmem ? " and " : "",
-		       use_pmem ? "pmem" : "", cfg.subsets, cfg.seed,
-		       cfg.lie_sync ? "; the device LIES (this must fail)" : "");
-	for (size_t i = 0; i < ps.n; i++) {
-		if (use_mem)
-			cut_one(ps.p[i], CUTALL_MEM, cfg, quiet, &t);
-		if (use_pmem)
-			cut_one(ps.p[i], CUTALL_PMEM, cfg, quiet, &t);
+		       "cut and %u subsets, seed 0x%" PRIx64 "%s\n", a.ps.n,
+		       a.use_mem ? "mem" : "",
+		       a.use_mem && a.use_pmem ? " and " : "",
+		       a.use_pmem ? "pmem" : "", a.cfg.subsets, a.cfg.seed,
+		       a.cfg.lie_sync ? "; the device LIES (this must fail)" :
+		       "");
+	for (size_t i = 0; i < a.ps.n; i++) {
+		if (a.use_mem)
+			cut_one(a.ps.p[i], CUTALL_MEM, a.cfg, a.quiet, &t);
+		if (a.use_pmem)
+			cut_one(a.ps.p[i], CUTALL_PMEM, a.cfg, a.quiet, &t);
 	}
 	printf("cutall: %u runs (%u not cut, %u errors), %" PRIu64 " points, %"
 	       PRIu64 " cut, %" PRIu64 " crash states checked, %" PRIu64
@@ -303,9 +322,9 @@ int cmd_cutall(int argc, char **argv)
 	if (t.st.failures)
 		printf("cutall: first failure: %s\n", t.st.first);
 out:
-	for (size_t i = 0; i < ps.n; i++)
-		free(ps.p[i]);
-	free(ps.p);
+	for (size_t i = 0; i < a.ps.n; i++)
+		free(a.ps.p[i]);
+	free(a.ps.p);
 	if (ret)
 		return EXIT_USAGE;
 	if (t.st.failures)

@@ -165,14 +165,6 @@ bad:
 
 /* --- output as xfs_io prints it ---------------------------------------- */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* xfs_io's sizes: "1000.000000 bytes", "3 KiB" (a whole number of bytes
  * prints without decimals, whatever the unit), "1.154 GiB". */
 static void cvtstr(double v, char *buf, size_t len)
@@ -398,7 +390,7 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 	/* the numbers as read here (0 octal and 0x hex, as xfs_io's) */
 	snprintf(line, sizeof(line), "pwrite -S 0x%" PRIx64 " %s%" PRIu64 " %" PRIu64,
 		 seed & 0xff, bopt, off, len);
-	t0 = now();
+	t0 = mono_seconds();
 	r = apply_line(io, line, &op);
 	if (r == NOT_PARSED)
 		return IO_BAD;
@@ -420,7 +412,8 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 	if (!quiet) {
 		printf("wrote %" PRId64 "/%" PRIu64 " bytes at offset %" PRIu64 "\n",
 		       r, len, off);
-		report_rate((uint64_t)r, ops_of((uint64_t)r, bs * vec), now() - t0);
+		report_rate((uint64_t)r, ops_of((uint64_t)r, bs * vec),
+			    mono_seconds() - t0);
 	}
 	return IO_OK;
 }
@@ -465,7 +458,7 @@ static int w_pread(struct io *io, int argc, char **argv)
 	if (!direct_ok(io, "pread", off, len))
 		return IO_FAILED;
 	snprintf(line, sizeof(line), "pread %s%" PRIu64 " %" PRIu64, bopt, off, len);
-	t0 = now();
+	t0 = mono_seconds();
 	r = apply_line(io, line, &op);
 	if (r == NOT_PARSED)
 		return IO_BAD;
@@ -485,7 +478,8 @@ static int w_pread(struct io *io, int argc, char **argv)
 	if (!quiet) {
 		printf("read %" PRId64 "/%" PRIu64 " bytes at offset %" PRIu64 "\n",
 		       r, len, off);
-		report_rate((uint64_t)r, ops_of((uint64_t)r, bs), now() - t0);
+		report_rate((uint64_t)r, ops_of((uint64_t)r, bs),
+			    mono_seconds() - t0);
 	}
 	return IO_OK;
 }
@@ -595,7 +589,7 @@ static int w_remap(struct io *io, int argc, char **argv)
 {
 	int dedupe = !strcmp(argv[0], "dedupe");
 	uint64_t soff = 0, doff = 0, len = 0;
-	double t0 = now();
+	double t0 = mono_seconds();
 	int64_t r;
 
 	if (argc != 5 && (dedupe || argc != 2)) {
@@ -644,7 +638,7 @@ static int w_remap(struct io *io, int argc, char **argv)
 		       "\n", len, len, doff);
 		r = (int64_t)len;
 	}
-	report_rate((uint64_t)r, 1, now() - t0);
+	report_rate((uint64_t)r, 1, mono_seconds() - t0);
 	return IO_OK;
 }
 

@@ -15,6 +15,7 @@
 #include "harness/target.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
+#include "tools/runargs.h"
 
 static const char usage_head[] =
 "usage: fsoracle minimize [OPTIONS] FILE\n"
@@ -54,18 +55,62 @@ static void progress(void *arg, const char *line)
 	fprintf(stderr, "%s: %s\n", prog_cmd, line);
 }
 
+/* minimize's own arguments: -o, --max-runs, -q and the file. */
+struct minimize_args {
+	const char *file, *out;
+	uint32_t max_runs;
+	int quiet;
+};
+
+static int minimize_arg(void *ctx, int argc, char **argv, int *i)
+{
+	struct minimize_args *a = ctx;
+	const char *v;
+	int bad;
+
+	if ((v = runopts_value("-o", argc, argv, i, &bad)) != NULL) {
+		a->out = v;
+	} else if ((v = runopts_value("--max-runs", argc, argv, i,
+				      &bad)) != NULL) {
+		char *end;
+		unsigned long m = strtoul(v, &end, 10);
+
+		if (*end || end == v || !m || m > 100000000ul) {
+			errmsg("--max-runs: bad count '%s'", v);
+			return EXIT_USAGE;
+		}
+		a->max_runs = (uint32_t)m;
+	} else if (bad) {
+		errmsg("%s needs a value", argv[*i]);
+		return EXIT_USAGE;
+	} else if (!strcmp(argv[*i], "-q")) {
+		a->quiet = 1;
+	} else if (argv[*i][0] == '-' && argv[*i][1]) {
+		errmsg("unknown option '%s' (see --help)", argv[*i]);
+		return EXIT_USAGE;
+	} else if (a->file) {
+		errmsg("one FILE at a time (got '%s' and '%s')", a->file,
+		       argv[*i]);
+		return EXIT_USAGE;
+	} else {
+		a->file = argv[*i];
+	}
+	return 0;
+}
+
 int cmd_minimize(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
 	struct target_env env;
 	struct runopts o;
+	struct minimize_args a = { 0 };
 	struct min_cfg mcfg = { 0 };
 	struct min_stats st;
 	struct op_seq seq;
 	struct checker *c = NULL;
-	const char *file = NULL, *out = NULL, *targets;
+	const char *file, *out, *targets;
 	char err[512], outbuf[256];
-	int n = 0, quiet = 0, rc = 0, ret;
+	int n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle minimize";
 	if (wants_help(argc, argv)) {
@@ -74,43 +119,12 @@ int cmd_minimize(int argc, char **argv)
 	}
 	runopts_init(&o);
 	op_seq_init(&seq);
-	for (int i = 1; i < argc; i++) {
-		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
-		const char *v;
-
-		if (r < 0) {
-			errmsg("%s", err);
-			return EXIT_USAGE;
-		}
-		if (r)
-			continue;
-		if ((v = runopts_value("-o", argc, argv, &i, &bad)) != NULL) {
-			out = v;
-		} else if ((v = runopts_value("--max-runs", argc, argv, &i,
-					      &bad)) != NULL) {
-			char *end;
-			unsigned long m = strtoul(v, &end, 10);
-
-			if (*end || end == v || !m || m > 100000000ul) {
-				errmsg("--max-runs: bad count '%s'", v);
-				return EXIT_USAGE;
-			}
-			mcfg.max_runs = (uint32_t)m;
-		} else if (bad) {
-			errmsg("%s needs a value", argv[i]);
-			return EXIT_USAGE;
-		} else if (!strcmp(argv[i], "-q")) {
-			quiet = 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			errmsg("unknown option '%s' (see --help)", argv[i]);
-			return EXIT_USAGE;
-		} else if (file) {
-			errmsg("one FILE at a time (got '%s' and '%s')", file, argv[i]);
-			return EXIT_USAGE;
-		} else {
-			file = argv[i];
-		}
-	}
+	rc = runargs_parse(&o, argc, argv, minimize_arg, &a);
+	if (rc)
+		return rc;
+	file = a.file;
+	out = a.out;
+	mcfg.max_runs = a.max_runs;
 	if (!file) {
 		errmsg("no op log given (see --help)");
 		return EXIT_USAGE;
@@ -121,14 +135,11 @@ int cmd_minimize(int argc, char **argv)
 		goto out;
 	}
 	runopts_resolve(&o, &seq, &env, &targets);
-	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
-	if (ret) {
-		errmsg("%s", err);
-		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
+	rc = runargs_open(targets, &env, t, &n, NULL);
+	if (rc)
 		goto out;
-	}
 	runopts_record_env(&env, &seq);
-	if (!quiet)
+	if (!a.quiet)
 		mcfg.progress = progress;
 	o.check.targets = targets;
 	ret = minimize(t, n, &o.check, &mcfg, &seq, &st);
@@ -144,10 +155,7 @@ int cmd_minimize(int argc, char **argv)
 		goto out;
 	}
 	if (!out) {
-		const char *base = strrchr(file, '/');
-
-		snprintf(outbuf, sizeof(outbuf), "%.200s.min.ops",
-			 base ? base + 1 : file);
+		runargs_local_name(file, ".min.ops", outbuf, sizeof(outbuf));
 		out = outbuf;
 	}
 	/*
@@ -158,9 +166,7 @@ int cmd_minimize(int argc, char **argv)
 	 */
 	target_list_close(t, n);
 	n = 0;
-	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
-	if (ret) {
-		errmsg("%s", err);
+	if (runargs_open(targets, &env, t, &n, NULL)) {
 		rc = EXIT_IO;
 		goto out;
 	}

@@ -237,145 +237,201 @@ struct args {
 	int list, no_pin, clock_set;
 };
 
+static int missing(const char *opt)
+{
+	errmsg("%s needs an argument", opt);
+	return EXIT_USAGE;
+}
+
+static int bad_plant(void)
+{
+	errmsg("--plant takes SCENARIO=PCT (e.g. 000=5), a known scenario "
+	       "and 0 < PCT <= 1000");
+	return EXIT_USAGE;
+}
+
+/* The options without a value: 1 if s is one of them (taken). */
+static int flag_option(struct args *a, const char *s)
+{
+	if (!strcmp(s, "--quick"))
+		a->o.scale = PERF_QUICK;
+	else if (!strcmp(s, "--full"))
+		a->o.scale = PERF_FULL;
+	else if (!strcmp(s, "--list"))
+		a->list = 1;
+	else if (!strcmp(s, "-q"))
+		a->o.quiet = 1;
+	else if (!strcmp(s, "--no-pin"))
+		a->no_pin = 1;
+	else if (!strcmp(s, "--counters-only"))
+		a->o.counters_only = 1;
+	else if (!strcmp(s, "--time-only"))
+		a->o.time_only = 1;
+	else
+		return 0;
+	return 1;
+}
+
+/*
+ * The options that set how scenarios are measured (a number or a word
+ * each; val is the next argument, NULL at the end): -1 if s is none of
+ * them, else 0 (*i past a value taken) or EXIT_USAGE (said why).
+ */
+static int measure_option(struct args *a, const char *s, const char *val,
+			  int *i)
+{
+	uint64_t v;
+	char *end;
+
+	if (!strcmp(s, "--clock")) {
+		if (!val || (strcmp(val, "wall") && strcmp(val, "cpu"))) {
+			errmsg("--clock takes wall or cpu");
+			return EXIT_USAGE;
+		}
+		a->o.clock = val[0] == 'c' ? PERF_CLOCK_CPU : PERF_CLOCK_WALL;
+		a->clock_set = 1;
+		(*i)++;
+	} else if (!strcmp(s, "--sample-reps")) {
+		if (!val || hw_parse_size(val, &v) || v < 1 || v > 100) {
+			errmsg("--sample-reps needs a number from 1 to 100");
+			return EXIT_USAGE;
+		}
+		a->o.sample_reps = (unsigned)v;
+		(*i)++;
+	} else if (!strcmp(s, "--calibrate")) {
+		a->calibrate = 10;
+		if (val && hw_parse_size(val, &v) == 0) {
+			if (v < 1 || v > 1000) {
+				errmsg("--calibrate takes K from 1 to 1000");
+				return EXIT_USAGE;
+			}
+			a->calibrate = (unsigned)v;
+			(*i)++;
+		}
+	} else if (!strcmp(s, "--budget")) {
+		a->budget = val ? strtod(val, &end) : -1;
+		if (!val || *end || !(a->budget >= 1) || a->budget > 86400) {
+			errmsg("--budget needs seconds, 1 to 86400");
+			return EXIT_USAGE;
+		}
+		(*i)++;
+	} else if (!strcmp(s, "--repeats") || !strcmp(s, "--warmup") ||
+		   !strcmp(s, "--seed")) {
+		if (!val || hw_parse_size(val, &v) || (s[2] == 'r' &&
+		    (v < 1 || v > 10000)) || (s[2] == 'w' && v > 100)) {
+			errmsg("%s needs a number%s", s, s[2] == 'r' ?
+			       " from 1 to 10000" : s[2] == 'w' ?
+			       " up to 100" : "");
+			return EXIT_USAGE;
+		}
+		if (s[2] == 'r')
+			a->o.repeats = (unsigned)v;
+		else if (s[2] == 'w')
+			a->o.warmup = (unsigned)v;
+		else
+			a->o.seed = v ? v : DEFAULT_SEED;
+		(*i)++;
+	} else if (!strcmp(s, "--min-effect")) {
+		a->min_effect = val ? strtod(val, &end) : -1;
+		if (!val || *end || !(a->min_effect > 0) ||
+		    a->min_effect > 100) {
+			errmsg("--min-effect needs a percentage");
+			return EXIT_USAGE;
+		}
+		(*i)++;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* --plant SCENARIO=PCT: 0 or EXIT_USAGE. */
+static int plant_option(struct args *a, const char *val)
+{
+	static char id[32];
+	const char *eq = val ? strchr(val, '=') : NULL;
+	char *end;
+
+	if (!eq || eq == val || (size_t)(eq - val) >= sizeof(id))
+		return bad_plant();
+	memcpy(id, val, (size_t)(eq - val));
+	id[eq - val] = 0;
+	a->o.plant_pct = strtod(eq + 1, &end);
+	if (*end || !(a->o.plant_pct > 0) || a->o.plant_pct > 1000 ||
+	    !perf_scenario_find(id))
+		return bad_plant();
+	a->o.plant_id = id;
+	return 0;
+}
+
+/*
+ * The options that name files, builds and plants: -1 if argv[*i] is
+ * none of them, else 0 (*i past the values taken) or EXIT_USAGE (said
+ * why).
+ */
+static int run_option(struct args *a, int argc, char **argv, int *i)
+{
+	const char *s = argv[*i];
+	const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+
+	if (!strcmp(s, "--json") || !strcmp(s, "--save") ||
+	    !strcmp(s, "--svg") || !strcmp(s, "--baseline")) {
+		if (!val)
+			return missing(s);
+		if (!strcmp(s, "--json") || !strcmp(s, "--save"))
+			a->json = val;
+		else if (!strcmp(s, "--svg"))
+			a->svg = val;
+		else
+			a->baseline = val;
+	} else if (!strcmp(s, "--ab") || !strcmp(s, "--sample")) {
+		if (!val)
+			return missing(s);
+		if (s[2] == 'a')
+			a->ab = val;
+		else
+			a->sample = val;
+	} else if (!strcmp(s, "--ab-plant")) {
+		if (!val || strlen(val) >= sizeof(a->ab_plant) ||
+		    !strchr(val, '=') || strchr(val, '\''))
+			return bad_plant();
+		snprintf(a->ab_plant, sizeof(a->ab_plant), "%s", val);
+	} else if (!strcmp(s, "--compare")) {
+		if (*i + 2 >= argc)
+			return missing(s);
+		a->cmp_old = argv[++*i];
+		a->cmp_new = argv[*i + 1];
+	} else if (!strcmp(s, "--plant")) {
+		if (plant_option(a, val))
+			return EXIT_USAGE;
+	} else {
+		return -1;
+	}
+	(*i)++;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	const char *opt = "";
-	uint64_t v;
-
 	a->o.warmup = 1;
 	a->o.seed = DEFAULT_SEED;
 	a->min_effect = 5;
 	a->budget = 60;
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		int ret;
 
-		opt = s;
-
-		if (!strcmp(s, "--quick")) {
-			a->o.scale = PERF_QUICK;
-		} else if (!strcmp(s, "--full")) {
-			a->o.scale = PERF_FULL;
-		} else if (!strcmp(s, "--list")) {
-			a->list = 1;
-		} else if (!strcmp(s, "-q")) {
-			a->o.quiet = 1;
-		} else if (!strcmp(s, "--clock")) {
-			if (!val || (strcmp(val, "wall") && strcmp(val, "cpu"))) {
-				errmsg("--clock takes wall or cpu");
-				return EXIT_USAGE;
-			}
-			a->o.clock = val[0] == 'c' ? PERF_CLOCK_CPU :
-				     PERF_CLOCK_WALL;
-			a->clock_set = 1;
-			i++;
-		} else if (!strcmp(s, "--sample-reps")) {
-			if (!val || hw_parse_size(val, &v) || v < 1 || v > 100) {
-				errmsg("--sample-reps needs a number from 1 "
-				       "to 100");
-				return EXIT_USAGE;
-			}
-			a->o.sample_reps = (unsigned)v;
-			i++;
-		} else if (!strcmp(s, "--no-pin")) {
-			a->no_pin = 1;
-		} else if (!strcmp(s, "--calibrate")) {
-			a->calibrate = 10;
-			if (val && hw_parse_size(val, &v) == 0) {
-				if (v < 1 || v > 1000) {
-					errmsg("--calibrate takes K from 1 to "
-					       "1000");
-					return EXIT_USAGE;
-				}
-				a->calibrate = (unsigned)v;
-				i++;
-			}
-		} else if (!strcmp(s, "--budget")) {
-			char *end;
-
-			a->budget = val ? strtod(val, &end) : -1;
-			if (!val || *end || !(a->budget >= 1) ||
-			    a->budget > 86400) {
-				errmsg("--budget needs seconds, 1 to 86400");
-				return EXIT_USAGE;
-			}
-			i++;
-		} else if (!strcmp(s, "--counters-only")) {
-			a->o.counters_only = 1;
-		} else if (!strcmp(s, "--time-only")) {
-			a->o.time_only = 1;
-		} else if (!strcmp(s, "--json") || !strcmp(s, "--save") ||
-			   !strcmp(s, "--svg") || !strcmp(s, "--baseline")) {
-			if (!val)
-				goto missing;
-			if (!strcmp(s, "--json") || !strcmp(s, "--save"))
-				a->json = val;
-			else if (!strcmp(s, "--svg"))
-				a->svg = val;
-			else
-				a->baseline = val;
-			i++;
-		} else if (!strcmp(s, "--ab") || !strcmp(s, "--sample")) {
-			if (!val)
-				goto missing;
-			if (s[2] == 'a')
-				a->ab = val;
-			else
-				a->sample = val;
-			i++;
-		} else if (!strcmp(s, "--ab-plant")) {
-			if (!val || strlen(val) >= sizeof(a->ab_plant) ||
-			    !strchr(val, '=') || strchr(val, '\''))
-				goto bad_plant;
-			snprintf(a->ab_plant, sizeof(a->ab_plant), "%s", val);
-			i++;
-		} else if (!strcmp(s, "--compare")) {
-			if (i + 2 >= argc)
-				goto missing;
-			a->cmp_old = argv[++i];
-			a->cmp_new = argv[++i];
-		} else if (!strcmp(s, "--repeats") || !strcmp(s, "--warmup") ||
-			   !strcmp(s, "--seed")) {
-			if (!val || hw_parse_size(val, &v) || (s[2] == 'r' &&
-			    (v < 1 || v > 10000)) || (s[2] == 'w' && v > 100)) {
-				errmsg("%s needs a number%s", s, s[2] == 'r' ?
-				       " from 1 to 10000" : s[2] == 'w' ?
-				       " up to 100" : "");
-				return EXIT_USAGE;
-			}
-			if (s[2] == 'r')
-				a->o.repeats = (unsigned)v;
-			else if (s[2] == 'w')
-				a->o.warmup = (unsigned)v;
-			else
-				a->o.seed = v ? v : DEFAULT_SEED;
-			i++;
-		} else if (!strcmp(s, "--min-effect")) {
-			char *end;
-
-			a->min_effect = val ? strtod(val, &end) : -1;
-			if (!val || *end || !(a->min_effect > 0) ||
-			    a->min_effect > 100) {
-				errmsg("--min-effect needs a percentage");
-				return EXIT_USAGE;
-			}
-			i++;
-		} else if (!strcmp(s, "--plant")) {
-			static char id[32];
-			const char *eq = val ? strchr(val, '=') : NULL;
-			char *end;
-
-			if (!eq || eq == val || (size_t)(eq - val) >= sizeof(id))
-				goto bad_plant;
-			memcpy(id, val, (size_t)(eq - val));
-			id[eq - val] = 0;
-			a->o.plant_pct = strtod(eq + 1, &end);
-			if (*end || !(a->o.plant_pct > 0) ||
-			    a->o.plant_pct > 1000 || !perf_scenario_find(id))
-				goto bad_plant;
-			a->o.plant_id = id;
-			i++;
-		} else if (s[0] == '-') {
+		if (flag_option(a, s))
+			continue;
+		ret = measure_option(a, s, i + 1 < argc ? argv[i + 1] : NULL,
+				     &i);
+		if (ret < 0)
+			ret = run_option(a, argc, argv, &i);
+		if (ret > 0)
+			return ret;
+		if (ret == 0)
+			continue;
+		if (s[0] == '-') {
 			errmsg("unknown option '%s' (see --help)", s);
 			return EXIT_USAGE;
 		} else {
@@ -400,13 +456,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return EXIT_USAGE;
 	}
 	return 0;
-missing:
-	errmsg("%s needs an argument", opt);
-	return EXIT_USAGE;
-bad_plant:
-	errmsg("--plant takes SCENARIO=PCT (e.g. 000=5), a known scenario "
-	       "and 0 < PCT <= 1000");
-	return EXIT_USAGE;
 }
 
 /* Scenarios the engine can run (a probe failure counts as one). */

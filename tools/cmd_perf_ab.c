@@ -29,14 +29,6 @@
 
 #define AB_MAX_ROUNDS 1000       /* per-point ratios kept for the table */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int perf_ab_self(char *buf, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
@@ -236,7 +228,7 @@ void perf_ab_scenario(const struct perf_ab_opts *o,
 	unsigned npt = timed_points(sc, o->scale, pt);
 	struct perf_seq_opts so = { o->alpha, o->min_effect, 0 };
 	struct perf_seq seq[2];
-	double t0 = now(), *lr;
+	double t0 = mono_seconds(), *lr;
 
 	memset(r, 0, sizeof(*r));
 	lr = calloc((size_t)2 * (npt ? npt : 1) * AB_MAX_ROUNDS, sizeof(*lr));
@@ -267,19 +259,19 @@ void perf_ab_scenario(const struct perf_ab_opts *o,
 			}
 			if (round >= o->warm &&
 			    perf_seq_add(&seq[tw], x / npt) != PERF_SEQ_RUNNING)
-				r->secs[tw] = now() - t0;
+				r->secs[tw] = mono_seconds() - t0;
 		}
 		if (!o->quiet)
 			fprintf(stderr, "perf A/B %s: round %u, %.0f s\r",
-				sc->id, round + 1, now() - t0);
+				sc->id, round + 1, mono_seconds() - t0);
 		if (seq[0].state != PERF_SEQ_RUNNING &&
 		    seq[1].state != PERF_SEQ_RUNNING)
 			break;
-		if (now() - t0 >= o->budget) {
+		if (mono_seconds() - t0 >= o->budget) {
 			for (unsigned tw = 0; tw < 2; tw++)
 				if (seq[tw].state == PERF_SEQ_RUNNING) {
 					perf_seq_stop(&seq[tw]);
-					r->secs[tw] = now() - t0;
+					r->secs[tw] = mono_seconds() - t0;
 				}
 			break;
 		}

@@ -15,6 +15,7 @@
 #include "harness/target.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
+#include "tools/runargs.h"
 
 static const char usage_head[] =
 "usage: fsoracle replay [OPTIONS] FILE...\n"
@@ -59,14 +60,6 @@ static void print_usage(FILE *f)
 	fputs(usage_exit, f);
 }
 
-/* FILE.fail.ops, without directories, so a corpus stays untouched. */
-static void default_log(const char *path, char *out, size_t len)
-{
-	const char *base = strrchr(path, '/');
-
-	snprintf(out, len, "%.200s.fail.ops", base ? base + 1 : path);
-}
-
 static int replay_one(const char *path, const struct runopts *o,
 		      const char *log, int quiet)
 {
@@ -89,16 +82,13 @@ static int replay_one(const char *path, const struct runopts *o,
 		goto out;
 	}
 	runopts_resolve(o, &seq, &env, &targets);
-	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
-	if (ret) {
-		errmsg("%s: %s", path, err);
-		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
+	rc = runargs_open(targets, &env, t, &n, path);
+	if (rc)
 		goto out;
-	}
 	/* The failure log's header records what this run used. */
 	runopts_record_env(&env, &seq);
-	if (!log)
-		default_log(path, logbuf, sizeof(logbuf));
+	if (!log) /* FILE.fail.ops here, so a corpus stays untouched */
+		runargs_local_name(path, ".fail.ops", logbuf, sizeof(logbuf));
 	cfg.log_path = log ? (strcmp(log, "-") ? log : NULL) : logbuf;
 	cfg.targets = targets;
 	ret = check_new(t, n, &cfg, &seq, &c);
@@ -141,60 +131,63 @@ out:
 	return rc;
 }
 
+/* replay's own arguments: --log, -q and the files. */
+struct replay_args {
+	const char *log;
+	int quiet, nfiles;
+	char **files;     /* room for argc */
+};
+
+static int replay_arg(void *ctx, int argc, char **argv, int *i)
+{
+	struct replay_args *a = ctx;
+	const char *v;
+	int bad;
+
+	if ((v = runopts_value("--log", argc, argv, i, &bad)) != NULL) {
+		a->log = v;
+	} else if (bad) {
+		errmsg("--log needs a value");
+		return EXIT_USAGE;
+	} else if (!strcmp(argv[*i], "-q")) {
+		a->quiet = 1;
+	} else if (argv[*i][0] == '-' && argv[*i][1]) {
+		errmsg("unknown option '%s' (see --help)", argv[*i]);
+		return EXIT_USAGE;
+	} else {
+		a->files[a->nfiles++] = argv[*i];
+	}
+	return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct runopts o;
-	const char *log = NULL;
-	char err[256];
-	int quiet = 0, nfiles = 0, rc = 0;
-	char **files;
+	struct replay_args a = { 0 };
+	int rc;
 
 	prog_cmd = "fsoracle replay";
 	if (wants_help(argc, argv)) {
 		print_usage(stdout);
 		return 0;
 	}
-	files = calloc((size_t)argc, sizeof(*files));
-	if (!files)
+	a.files = calloc((size_t)argc, sizeof(*a.files));
+	if (!a.files)
 		return EXIT_IO;
 	runopts_init(&o);
-	for (int i = 1; i < argc; i++) {
-		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
-		const char *v;
-
-		if (r < 0) {
-			errmsg("%s", err);
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (r)
-			continue;
-		if ((v = runopts_value("--log", argc, argv, &i, &bad)) != NULL) {
-			log = v;
-		} else if (bad) {
-			errmsg("--log needs a value");
-			rc = EXIT_USAGE;
-			goto out;
-		} else if (!strcmp(argv[i], "-q")) {
-			quiet = 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			errmsg("unknown option '%s' (see --help)", argv[i]);
-			rc = EXIT_USAGE;
-			goto out;
-		} else {
-			files[nfiles++] = argv[i];
-		}
-	}
-	if (!nfiles) {
+	rc = runargs_parse(&o, argc, argv, replay_arg, &a);
+	if (rc)
+		goto out;
+	if (!a.nfiles) {
 		errmsg("no op log given (see --help)");
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (nfiles > 1 && log && strcmp(log, "-"))
+	if (a.nfiles > 1 && a.log && strcmp(a.log, "-"))
 		errmsg("note: with several files, --log %s keeps the last "
-		       "failure only", log);
-	for (int i = 0; i < nfiles; i++) {
-		int r = replay_one(files[i], &o, log, quiet);
+		       "failure only", a.log);
+	for (int i = 0; i < a.nfiles; i++) {
+		int r = replay_one(a.files[i], &o, a.log, a.quiet);
 
 		if (r && !rc)
 			rc = r;
@@ -202,6 +195,6 @@ int cmd_replay(int argc, char **argv)
 			break; /* a real disagreement: stop here, as fsx does */
 	}
 out:
-	free(files);
+	free(a.files);
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include "hw/hw.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
+#include "tools/runargs.h"
 
 #define RUN_DEFAULT_TARGETS "engine,naive,model"
 #define RUN_SWARM_ROUND 10000u   /* ops per round: swarm draws per round */
@@ -128,25 +129,6 @@ static void print_usage(FILE *f)
 	fputs(usage_exit, f);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return *end || errno ? -EINVAL : 0;
-}
-
 /* The command line that repeats this run: ours minus seed/ops/minutes. */
 static void print_repro(int argc, char **argv, uint64_t seed, uint64_t ops)
 {
@@ -209,20 +191,257 @@ static int start_round(struct checker *c, const struct gen *g)
 	return ret;
 }
 
+/* run's own arguments; --max-op and --weights go into gcfg. */
+struct run_args {
+	struct gen_cfg *gcfg;
+	const char *log, *xfsx;
+	uint64_t seed, max_ops, round;
+	double minutes;
+	int have_seed, quiet, no_swarm;
+};
+
+static int run_arg(void *ctx, int argc, char **argv, int *i)
+{
+	struct run_args *a = ctx;
+	const char *v;
+	char err[512];
+	int bad;
+
+	if ((v = runopts_value("--seed", argc, argv, i, &bad))) {
+		if (arg_u64(v, &a->seed)) {
+			errmsg("--seed: bad number '%s'", v);
+			return EXIT_USAGE;
+		}
+		a->have_seed = 1;
+	} else if ((v = runopts_value("--ops", argc, argv, i, &bad))) {
+		if (arg_u64(v, &a->max_ops) || !a->max_ops) {
+			errmsg("--ops: bad count '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--minutes", argc, argv, i, &bad))) {
+		char *end;
+
+		a->minutes = strtod(v, &end);
+		if (*end || end == v || !(a->minutes > 0)) {
+			errmsg("--minutes: bad number '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--seconds", argc, argv, i, &bad))) {
+		char *end;
+
+		a->minutes = strtod(v, &end) / 60;
+		if (*end || end == v || !(a->minutes > 0)) {
+			errmsg("--seconds: bad number '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--round", argc, argv, i, &bad))) {
+		if (arg_u64(v, &a->round) || !a->round) {
+			errmsg("--round: bad count '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--max-op", argc, argv, i, &bad))) {
+		if (hw_parse_size(v, &a->gcfg->max_op) || !a->gcfg->max_op) {
+			errmsg("--max-op: bad size '%s'", v);
+			return EXIT_USAGE;
+		}
+	} else if ((v = runopts_value("--weights", argc, argv, i, &bad))) {
+		if (gen_parse_weights(a->gcfg, v, err, sizeof(err))) {
+			errmsg("--weights: %s", err);
+			return EXIT_USAGE;
+		}
+		a->no_swarm = 1;
+	} else if (!strcmp(argv[*i], "--no-swarm")) {
+		a->no_swarm = 1;
+	} else if ((v = runopts_value("--log", argc, argv, i, &bad))) {
+		a->log = v;
+	} else if ((v = runopts_value("--export-fsx", argc, argv, i, &bad))) {
+		a->xfsx = v;
+	} else if (bad) {
+		errmsg("%s needs a value", argv[*i]);
+		return EXIT_USAGE;
+	} else if (!strcmp(argv[*i], "-q")) {
+		a->quiet = 1;
+	} else {
+		errmsg("unexpected argument '%s' (see --help)", argv[*i]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The generator's configuration for this run's options and targets. */
+static void gen_setup(struct gen_cfg *gcfg, const struct run_args *a,
+		      const struct runopts *o, const struct target_env *env,
+		      struct checker *c, struct target **t, int n)
+{
+	gcfg->seed = a->seed;
+	gcfg->nfiles = o->geom.nfiles;
+	gcfg->max_file = o->geom.max_file;
+	gcfg->exclude = check_unsupported(c);
+	if (a->xfsx)
+		gcfg->exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
+				 1ull << OP_CUT | 1ull << OP_SET_FLAG;
+	gcfg->realtime = env->rtdev != NULL;
+	gcfg->swarm = !a->no_swarm;
+	/* chattr +o and mount compress=zstd: only with reflink, only without */
+	gcfg->attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
+		      (gcfg->realtime ? OP_ATTR_REALTIME : 0) |
+		      (gcfg->exclude & (1ull << OP_CLONE_RANGE) ? 0 :
+		       OP_ATTR_ALWAYS_COW);
+	gcfg->swarm_compress = !(gcfg->attrs & OP_ATTR_ALWAYS_COW);
+	gcfg->mkfs = o->mkfs;
+	gcfg->mount = o->mount;
+	for (int i = 0; i < n; i++)
+		if (!(t[i]->caps & TARGET_MODEL)) {
+			gcfg->blocksize = t[i]->blocksize;
+			break;
+		}
+}
+
+/* What the run will do, on stderr before it starts. */
+static void print_start(const struct run_args *a, const struct gen *g,
+			const char *targets, struct checker *c,
+			struct target **t, int n)
+{
+	char skip[512], mask[256];
+
+	if (g->cfg.swarm)
+		fprintf(stderr, "fsoracle run: seed %llu, targets %s, swarm "
+			"rounds of %llu ops over %u files of at most %llu bytes, "
+			"ops of at most %llu bytes (--no-swarm: one fixed mix)\n",
+			(unsigned long long)a->seed, targets,
+			(unsigned long long)a->round, g->cfg.nfiles,
+			(unsigned long long)g->cfg.max_file,
+			(unsigned long long)g->cfg.max_op);
+	else
+		fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files "
+			"of at most %llu bytes, ops of at most %llu bytes\n",
+			(unsigned long long)a->seed, targets, g->cfg.nfiles,
+			(unsigned long long)g->cfg.max_file,
+			(unsigned long long)g->cfg.max_op);
+	target_list_devnote(t, n, skip, sizeof(skip));
+	if (skip[0])
+		fprintf(stderr, "  %s\n", skip);
+	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
+	if (mask[0])
+		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
+			mask);
+	if (a->xfsx)
+		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash, cut "
+			"or chattr (fsx has none)\n");
+}
+
+/*
+ * The soak proper: generated ops through the checker, a fresh round
+ * every a->round ops (or when the targets stall), until a->max_ops (0: no
+ * limit), the deadline (0: none) or a failure.  With --export-fsx the ops
+ * also go into xops.  *done counts the ops; returns the checker's status.
+ */
+static int soak(struct checker *c, struct gen *g, const struct run_args *a,
+		double t0, double deadline, struct op_seq *xops,
+		uint64_t *done)
+{
+	uint64_t in_round = 0;
+	double tlast = t0;
+	int rc = 0, ret;
+
+	while (!a->max_ops || *done < a->max_ops) {
+		struct op op;
+
+		if (in_round == a->round || check_stalled(c)) {
+			rc = check_finish(c);
+			if (rc)
+				break;
+			gen_new_round(g);
+			if (a->xfsx) { /* a fresh filesystem: the file starts empty */
+				struct op z = { .kind = OP_TRUNCATE };
+
+				if (op_seq_push(xops, &z)) {
+					rc = EXIT_IO;
+					break;
+				}
+			}
+			ret = start_round(c, g);
+			if (ret) {
+				errmsg("resetting the targets failed: %s",
+				       strerror(-ret));
+				rc = EXIT_IO;
+				break;
+			}
+			in_round = 0;
+		}
+		gen_next(g, &op);
+		if (a->xfsx && op_seq_push(xops, &op)) {
+			errmsg("--export-fsx: out of memory");
+			rc = EXIT_IO;
+			break;
+		}
+		rc = check_op(c, &op);
+		++*done;
+		in_round++;
+		if (rc)
+			break;
+		if ((*done & 255) == 0) {
+			double tn = mono_seconds();
+
+			if (deadline && tn >= deadline)
+				break;
+			if (!a->quiet && tn - tlast >= 1.0) {
+				fprintf(stderr, "  %llu ops, %.0f ops/s\n",
+					(unsigned long long)*done,
+					(double)*done / (tn - t0));
+				tlast = tn;
+			}
+		}
+	}
+	return rc;
+}
+
+/* The run's outcome and how to repeat it, on stderr. */
+static void print_summary(struct checker *c, int rc, uint64_t seed,
+			  uint64_t done, double secs, int argc, char **argv)
+{
+	const struct check_stats *s = check_stats(c);
+	char skip[512];
+
+	if (secs <= 0)
+		secs = 1e-9;
+	fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
+		"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
+		"%llu crashes)\n", (unsigned long long)seed,
+		rc ? check_status_name(rc) : "all agreed",
+		(unsigned long long)done, secs, (double)done / secs,
+		(unsigned long long)s->verifies,
+		(unsigned long long)s->audits,
+		(unsigned long long)s->crashes);
+	if (s->enospc)
+		fprintf(stderr, "  %llu times a target ran out of space "
+			"with too little room left: accepted, the others "
+			"took its file\n", (unsigned long long)s->enospc);
+	if (s->stalls)
+		fprintf(stderr, "  %llu rounds ended early: out of space "
+			"unevenly, the targets could not be brought back "
+			"in step\n", (unsigned long long)s->stalls);
+	check_skip_summary(c, skip, sizeof(skip));
+	if (skip[0])
+		fprintf(stderr, "  %s\n", skip);
+	print_repro(argc, argv, seed, done);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
 	struct target_env env;
 	struct runopts o;
 	struct gen_cfg gcfg = { 0 };
+	struct run_args a = { .gcfg = &gcfg };
 	struct gen g;
 	struct checker *c = NULL;
 	struct op_seq meta, xops;
-	const char *targets, *log = NULL, *xfsx = NULL;
-	char err[512], logbuf[128], skip[512], mask[256];
-	uint64_t seed = 0, max_ops = 0, round = 0, done = 0, in_round = 0;
-	double minutes = 0, t0, tlast, deadline = 0;
-	int have_seed = 0, quiet = 0, no_swarm = 0, n = 0, rc = 0, ret;
+	const char *targets;
+	char logbuf[128];
+	uint64_t done = 0;
+	double t0, deadline = 0;
+	int n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle run";
 	tune_heap();
@@ -233,89 +452,22 @@ int cmd_run(int argc, char **argv)
 	runopts_init(&o);
 	op_seq_init(&meta);
 	op_seq_init(&xops);
-	for (int i = 1; i < argc; i++) {
-		int bad, r = runopts_parse(&o, argc, argv, &i, err, sizeof(err));
-		const char *v;
-
-		if (r < 0) {
-			errmsg("%s", err);
-			return EXIT_USAGE;
-		}
-		if (r)
-			continue;
-		if ((v = runopts_value("--seed", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &seed)) {
-				errmsg("--seed: bad number '%s'", v);
-				return EXIT_USAGE;
-			}
-			have_seed = 1;
-		} else if ((v = runopts_value("--ops", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &max_ops) || !max_ops) {
-				errmsg("--ops: bad count '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--minutes", argc, argv, &i, &bad))) {
-			char *end;
-
-			minutes = strtod(v, &end);
-			if (*end || end == v || !(minutes > 0)) {
-				errmsg("--minutes: bad number '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--seconds", argc, argv, &i, &bad))) {
-			char *end;
-
-			minutes = strtod(v, &end) / 60;
-			if (*end || end == v || !(minutes > 0)) {
-				errmsg("--seconds: bad number '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--round", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &round) || !round) {
-				errmsg("--round: bad count '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--max-op", argc, argv, &i, &bad))) {
-			if (hw_parse_size(v, &gcfg.max_op) || !gcfg.max_op) {
-				errmsg("--max-op: bad size '%s'", v);
-				return EXIT_USAGE;
-			}
-		} else if ((v = runopts_value("--weights", argc, argv, &i, &bad))) {
-			if (gen_parse_weights(&gcfg, v, err, sizeof(err))) {
-				errmsg("--weights: %s", err);
-				return EXIT_USAGE;
-			}
-			no_swarm = 1;
-		} else if (!strcmp(argv[i], "--no-swarm")) {
-			no_swarm = 1;
-		} else if ((v = runopts_value("--log", argc, argv, &i, &bad))) {
-			log = v;
-		} else if ((v = runopts_value("--export-fsx", argc, argv, &i,
-					      &bad))) {
-			xfsx = v;
-		} else if (bad) {
-			errmsg("%s needs a value", argv[i]);
-			return EXIT_USAGE;
-		} else if (!strcmp(argv[i], "-q")) {
-			quiet = 1;
-		} else {
-			errmsg("unexpected argument '%s' (see --help)", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
-	if (xfsx && o.geom.nfiles > 1) {
+	rc = runargs_parse(&o, argc, argv, run_arg, &a);
+	if (rc)
+		return rc;
+	if (a.xfsx && o.geom.nfiles > 1) {
 		errmsg("--export-fsx: fsx works on one file (--files 1)");
 		return EXIT_USAGE;
 	}
-	if (xfsx)
+	if (a.xfsx)
 		o.geom.nfiles = 1;
-	if (!have_seed) {
+	if (!a.have_seed) {
 		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 
-		seed = rng_splitmix64(&x) % 1000000000ull;
+		a.seed = rng_splitmix64(&x) % 1000000000ull;
 	}
-	if (!max_ops && !minutes)
-		max_ops = 1000000;
+	if (!a.max_ops && !a.minutes)
+		a.max_ops = 1000000;
 	if (!o.targets)
 		o.targets = RUN_DEFAULT_TARGETS;
 	runopts_resolve(&o, NULL, &env, &targets);
@@ -324,20 +476,18 @@ int cmd_run(int argc, char **argv)
 	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
 		if (gcfg.weight[k])
 			env.power_cuts = gcfg.weight[OP_CUT] != 0;
-	ret = target_list_open(targets, &env, t, &n, err, sizeof(err));
-	if (ret) {
-		errmsg("%s", err);
-		return ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
-	}
+	rc = runargs_open(targets, &env, t, &n, NULL);
+	if (rc)
+		return rc;
 	runopts_record_env(&env, &meta);
 	snprintf(meta.hdr.seed, sizeof(meta.hdr.seed), "%llu",
-		 (unsigned long long)seed);
-	if (!log) {
+		 (unsigned long long)a.seed);
+	if (!a.log) {
 		snprintf(logbuf, sizeof(logbuf), "fsoracle-run-%llu.ops",
-			 (unsigned long long)seed);
-		log = logbuf;
+			 (unsigned long long)a.seed);
+		a.log = logbuf;
 	}
-	o.check.log_path = log;
+	o.check.log_path = a.log;
 	o.check.targets = targets;
 	ret = check_new(t, n, &o.check, &meta, &c);
 	if (ret) {
@@ -346,30 +496,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
-	gcfg.seed = seed;
-	gcfg.nfiles = o.geom.nfiles;
-	gcfg.max_file = o.geom.max_file;
-	gcfg.exclude = check_unsupported(c);
-	if (xfsx)
-		gcfg.exclude |= 1ull << OP_UNLINK | 1ull << OP_CRASH |
-				1ull << OP_CUT | 1ull << OP_SET_FLAG;
-	gcfg.realtime = env.rtdev != NULL;
-	gcfg.swarm = !no_swarm;
-	/* chattr +o and mount compress=zstd: only with reflink, only without */
-	gcfg.attrs = OP_ATTR_JOURNAL_DATA | OP_ATTR_COMPRESS |
-		     (gcfg.realtime ? OP_ATTR_REALTIME : 0) |
-		     (gcfg.exclude & (1ull << OP_CLONE_RANGE) ? 0 :
-		      OP_ATTR_ALWAYS_COW);
-	gcfg.swarm_compress = !(gcfg.attrs & OP_ATTR_ALWAYS_COW);
-	gcfg.mkfs = o.mkfs;
-	gcfg.mount = o.mount;
-	if (!round)
-		round = gcfg.swarm ? RUN_SWARM_ROUND : RUN_FIXED_ROUND;
-	for (int i = 0; i < n; i++)
-		if (!(t[i]->caps & TARGET_MODEL)) {
-			gcfg.blocksize = t[i]->blocksize;
-			break;
-		}
+	gen_setup(&gcfg, &a, &o, &env, c, t, n);
+	if (!a.round)
+		a.round = gcfg.swarm ? RUN_SWARM_ROUND : RUN_FIXED_ROUND;
 	if (gen_init(&g, &gcfg)) {
 		errmsg("every op kind is excluded or weighted 0: nothing to run");
 		rc = EXIT_USAGE;
@@ -381,115 +510,18 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_IO;
 		goto out;
 	}
-	if (gcfg.swarm)
-		fprintf(stderr, "fsoracle run: seed %llu, targets %s, swarm "
-			"rounds of %llu ops over %u files of at most %llu bytes, "
-			"ops of at most %llu bytes (--no-swarm: one fixed mix)\n",
-			(unsigned long long)seed, targets,
-			(unsigned long long)round, g.cfg.nfiles,
-			(unsigned long long)g.cfg.max_file,
-			(unsigned long long)g.cfg.max_op);
-	else
-		fprintf(stderr, "fsoracle run: seed %llu, targets %s, %u files "
-			"of at most %llu bytes, ops of at most %llu bytes\n",
-			(unsigned long long)seed, targets, g.cfg.nfiles,
-			(unsigned long long)g.cfg.max_file,
-			(unsigned long long)g.cfg.max_op);
-	target_list_devnote(t, n, skip, sizeof(skip));
-	if (skip[0])
-		fprintf(stderr, "  %s\n", skip);
-	target_kinds_str(check_unsupported(c), mask, sizeof(mask));
-	if (mask[0])
-		fprintf(stderr, "  not generated (a target cannot do them): %s\n",
-			mask);
-	if (xfsx)
-		fprintf(stderr, "  --export-fsx: one file, and no unlink, crash, cut "
-			"or chattr (fsx has none)\n");
+	print_start(&a, &g, targets, c, t, n);
 
-	t0 = tlast = now();
-	if (minutes)
-		deadline = t0 + minutes * 60;
-	while (!max_ops || done < max_ops) {
-		struct op op;
-
-		if (in_round == round || check_stalled(c)) {
-			rc = check_finish(c);
-			if (rc)
-				break;
-			gen_new_round(&g);
-			if (xfsx) { /* a fresh filesystem: the file starts empty */
-				struct op z = { .kind = OP_TRUNCATE };
-
-				if (op_seq_push(&xops, &z)) {
-					rc = EXIT_IO;
-					break;
-				}
-			}
-			ret = start_round(c, &g);
-			if (ret) {
-				errmsg("resetting the targets failed: %s",
-				       strerror(-ret));
-				rc = EXIT_IO;
-				break;
-			}
-			in_round = 0;
-		}
-		gen_next(&g, &op);
-		if (xfsx && op_seq_push(&xops, &op)) {
-			errmsg("--export-fsx: out of memory");
-			rc = EXIT_IO;
-			break;
-		}
-		rc = check_op(c, &op);
-		done++;
-		in_round++;
-		if (rc)
-			break;
-		if ((done & 255) == 0) {
-			double tn = now();
-
-			if (deadline && tn >= deadline)
-				break;
-			if (!quiet && tn - tlast >= 1.0) {
-				fprintf(stderr, "  %llu ops, %.0f ops/s\n",
-					(unsigned long long)done,
-					(double)done / (tn - t0));
-				tlast = tn;
-			}
-		}
-	}
+	t0 = mono_seconds();
+	if (a.minutes)
+		deadline = t0 + a.minutes * 60;
+	rc = soak(c, &g, &a, t0, deadline, &xops, &done);
 	if (!rc)
 		rc = check_finish(c);
-	{
-		double secs = now() - t0;
-		const struct check_stats *s = check_stats(c);
-
-		if (secs <= 0)
-			secs = 1e-9;
-		fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
-			"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
-			"%llu crashes)\n", (unsigned long long)seed,
-			rc ? check_status_name(rc) : "all agreed",
-			(unsigned long long)done, secs, (double)done / secs,
-			(unsigned long long)s->verifies,
-			(unsigned long long)s->audits,
-			(unsigned long long)s->crashes);
-		if (s->enospc)
-			fprintf(stderr, "  %llu times a target ran out of space "
-				"with too little room left: accepted, the others "
-				"took its file\n", (unsigned long long)s->enospc);
-		if (s->stalls)
-			fprintf(stderr, "  %llu rounds ended early: out of space "
-				"unevenly, the targets could not be brought back "
-				"in step\n", (unsigned long long)s->stalls);
-		check_skip_summary(c, skip, sizeof(skip));
-		if (skip[0])
-			fprintf(stderr, "  %s\n", skip);
-		print_repro(argc, argv, seed, done);
-	}
-	if (xfsx) {
+	print_summary(c, rc, a.seed, done, mono_seconds() - t0, argc, argv);
+	if (a.xfsx) {
 		op_seq_copy_meta(&xops, &meta);
-		ret = export_fsx(&xops, xfsx, gcfg.blocksize);
+		ret = export_fsx(&xops, a.xfsx, gcfg.blocksize);
 		if (!rc)
 			rc = ret;
 	}

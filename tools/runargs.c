@@ -1,0 +1,51 @@
+/* runargs.c - the option loop and target opening of replay, minimize and
+ * run (see runargs.h). */
+#include "tools/runargs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cmds.h"
+#include "tools/common.h"
+
+int runargs_parse(struct runopts *o, int argc, char **argv,
+		  runargs_own_fn own, void *ctx)
+{
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		int r = runopts_parse(o, argc, argv, &i, err, sizeof(err));
+
+		if (r < 0) {
+			errmsg("%s", err);
+			return EXIT_USAGE;
+		}
+		if (!r && (r = own(ctx, argc, argv, &i)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+int runargs_open(const char *targets, const struct target_env *env,
+		 struct target **t, int *n, const char *prefix)
+{
+	char err[512];
+	int ret = target_list_open(targets, env, t, n, err, sizeof(err));
+
+	if (!ret)
+		return 0;
+	if (prefix)
+		errmsg("%s: %s", prefix, err);
+	else
+		errmsg("%s", err);
+	return ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
+}
+
+void runargs_local_name(const char *path, const char *suffix, char *out,
+			size_t len)
+{
+	const char *base = strrchr(path, '/');
+
+	snprintf(out, len, "%.200s%s", base ? base + 1 : path, suffix);
+}
