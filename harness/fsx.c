@@ -148,6 +148,75 @@ int op_fsx_detect(const char *text, size_t len)
 	return 0;
 }
 
+/* The op's numbers, the nargs words after t[i].  0 or -EINVAL (err). */
+static int fsx_numbers(const struct tok *t, int n, int i,
+		       const struct fsx_name *fn, uint64_t *a, unsigned lineno,
+		       char *err, size_t errlen)
+{
+	for (int k = 0; k < fn->nargs; k++) {
+		int at = i + 1 + k;
+
+		if (at >= n)
+			return fail(err, errlen, lineno,
+				    (unsigned)(t[n - 1].col + t[n - 1].len),
+				    "%s wants %d numbers, got %d (truncated "
+				    "line?)", fn->name, fn->nargs, k);
+		if (number(&t[at], &a[k]))
+			return fail(err, errlen, lineno, t[at].col,
+				    "bad number '%.*s'",
+				    (int)(t[at].len > 40 ? 40 : t[at].len),
+				    t[at].s);
+	}
+	return 0;
+}
+
+/* The flags after the numbers, from t[from].  0 or -EINVAL (err). */
+static int fsx_flags(const struct tok *t, int n, int from, struct op *op,
+		     int *close_open, unsigned lineno, char *err,
+		     size_t errlen)
+{
+	for (int k = from; k < n; k++) {
+		if (tok_is(&t[k], "keep_size"))
+			op->flags |= OP_FL_KEEP_SIZE;
+		else if (tok_is(&t[k], "unshare"))
+			op->flags |= OP_FL_UNSHARE;
+		else if (tok_is(&t[k], "close_open"))
+			*close_open = 1;
+		else if (!tok_is(&t[k], "*"))
+			return fail(err, errlen, lineno, t[k].col,
+				    "unknown flag '%.*s' (keep_size, "
+				    "close_open, unshare, *)",
+				    (int)(t[k].len > 40 ? 40 : t[k].len),
+				    t[k].s);
+	}
+	return 0;
+}
+
+/* fsx's numbers into the op: OFF LEN [DEST] (truncate: its new size). */
+static void fsx_to_op(const struct fsx_name *fn, const uint64_t a[4],
+		      struct op *op)
+{
+	op->kind = (uint8_t)fn->kind;
+	switch (fn->kind) {
+	case OP_TRUNCATE:
+		op->arg = a[1];
+		break;
+	case OP_COPY_RANGE:
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE:
+	case OP_EXCHANGE_RANGE:
+		op->off = a[0];
+		op->len = a[1];
+		op->arg = a[2];
+		break;
+	default:
+		op->off = a[0];
+		op->len = a[1];
+		break;
+	}
+	op_normalize(op);
+}
+
 int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
 		  struct op_fsx_stats *st, char *err, size_t errlen)
 {
@@ -166,7 +235,7 @@ int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
 		const struct fsx_name *fn;
 		uint64_t a[4] = { 0 };
 		struct op op;
-		int n, i = 0, skip = 0, close_open = 0;
+		int n, i = 0, skip = 0, close_open = 0, ret;
 
 		lineno++;
 		pos += l + (nl ? 1 : 0);
@@ -191,59 +260,20 @@ int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
 			return fail(err, errlen, lineno, t[i].col,
 				    "unknown fsx op '%.*s'",
 				    (int)(t[i].len > 40 ? 40 : t[i].len), t[i].s);
-		for (int k = 0; k < fn->nargs; k++) {
-			int at = i + 1 + k;
-
-			if (at >= n)
-				return fail(err, errlen, lineno,
-					    (unsigned)(t[n - 1].col + t[n - 1].len),
-					    "%s wants %d numbers, got %d (truncated "
-					    "line?)", fn->name, fn->nargs, k);
-			if (number(&t[at], &a[k]))
-				return fail(err, errlen, lineno, t[at].col,
-					    "bad number '%.*s'",
-					    (int)(t[at].len > 40 ? 40 : t[at].len),
-					    t[at].s);
-		}
+		ret = fsx_numbers(t, n, i, fn, a, lineno, err, errlen);
+		if (ret)
+			return ret;
 		memset(&op, 0, sizeof(op));
-		for (int k = i + 1 + fn->nargs; k < n; k++) {
-			if (tok_is(&t[k], "keep_size"))
-				op.flags |= OP_FL_KEEP_SIZE;
-			else if (tok_is(&t[k], "unshare"))
-				op.flags |= OP_FL_UNSHARE;
-			else if (tok_is(&t[k], "close_open"))
-				close_open = 1;
-			else if (!tok_is(&t[k], "*"))
-				return fail(err, errlen, lineno, t[k].col,
-					    "unknown flag '%.*s' (keep_size, "
-					    "close_open, unshare, *)",
-					    (int)(t[k].len > 40 ? 40 : t[k].len),
-					    t[k].s);
-		}
+		ret = fsx_flags(t, n, i + 1 + fn->nargs, &op, &close_open, lineno,
+				err, errlen);
+		if (ret)
+			return ret;
 		st->lines++;
 		if (skip) {
 			st->skipped++;
 			continue;
 		}
-		op.kind = (uint8_t)fn->kind;
-		switch (fn->kind) {
-		case OP_TRUNCATE:
-			op.arg = a[1];
-			break;
-		case OP_COPY_RANGE:
-		case OP_CLONE_RANGE:
-		case OP_DEDUPE_RANGE:
-		case OP_EXCHANGE_RANGE:
-			op.off = a[0];
-			op.len = a[1];
-			op.arg = a[2];
-			break;
-		default:
-			op.off = a[0];
-			op.len = a[1];
-			break;
-		}
-		op_normalize(&op);
+		fsx_to_op(fn, a, &op);
 		if (op_seq_push(seq, &op))
 			goto out_nomem;
 		if (close_open) {
