@@ -375,6 +375,13 @@ static void track(struct gen *g, const struct op *op)
 	}
 }
 
+/*
+ * The next op: a pending one first (the second half of a realtime flag
+ * change), else a kind drawn from the round's weights and its arguments
+ * shaped to it.  It stays in one piece: the switch is the generator's
+ * distribution, one case per kind, and its draws from the random stream
+ * must keep their order for a seed to reproduce its run.
+ */
 void gen_next(struct gen *g, struct op *op)
 {
 	struct rng *r = &g->rng;
