@@ -817,6 +817,87 @@ static int periodic(struct checker *c, uint64_t opno)
 	return ret;
 }
 
+/* An op every target refused alike counts as skipped, any other as checked. */
+static void count_result(struct checker *c, const struct op *op,
+			 int64_t result)
+{
+	if (result == -EOPNOTSUPP) {
+		c->st.skipped[op->kind]++;
+		c->st.skipped_total++;
+	} else {
+		c->st.checked++;
+	}
+}
+
+/* The sizes of the op's file (and of both files an exchange swaps). */
+static int compare_sizes(struct checker *c, const struct op *op)
+{
+	int ret = compare_size(c, op->file, NULL);
+
+	if (!ret && op->kind == OP_EXCHANGE_RANGE)
+		ret = compare_size(c, op->file2, NULL);
+	return ret;
+}
+
+/*
+ * What the op does to the files it names: touched, dirty (changed since
+ * their last fsync), existing.
+ */
+static void note_files(struct checker *c, const struct op *op,
+		       const struct op_kind_info *ki, uint32_t fbit,
+		       uint32_t f2bit)
+{
+	if (op->kind != OP_CLOSE)
+		c->touched |= fbit | f2bit;
+	if (ki->does & (OP_DOES_DATA | OP_DOES_SIZE | OP_DOES_NS))
+		c->dirty |= fbit | (op->kind == OP_EXCHANGE_RANGE ? f2bit : 0);
+	/* Any op but these creates the files it names: a namespace change. */
+	if (op->kind != OP_CLOSE && op->kind != OP_UNLINK &&
+	    !(op->kind == OP_OPEN && !(op->flags & OP_FL_CREATE))) {
+		c->dirty |= (fbit | f2bit) & ~c->exists;
+		c->exists |= fbit | f2bit;
+	}
+	if (op->kind == OP_UNLINK)
+		c->exists &= ~fbit;
+}
+
+/*
+ * After the op: the audit at a sync, every file read back and the audit
+ * after a remount, crash or cut, else the periodic checks; then the
+ * engines' twin state when the log asks for it.
+ */
+static int checkpoint(struct checker *c, const struct op *op,
+		      int64_t result, int cut, uint64_t opno)
+{
+	int ret;
+
+	switch (cut ? OP_CRASH : op->kind) {
+	case OP_FSYNC:
+	case OP_FDATASYNC:
+	case OP_SYNC:
+		if (c->audit_at_sync) {
+			ret = audit_all(c);
+			break;
+		}
+		ret = periodic(c, opno);
+		break;
+	case OP_REMOUNT:
+	case OP_CRASH:
+		if (result >= 0)
+			c->dirty = 0;
+		ret = verify_all(c);
+		if (!ret)
+			ret = audit_all(c);
+		break;
+	default:
+		ret = periodic(c, opno);
+		break;
+	}
+	if (!ret && c->cfg.twins)
+		ret = check_twins(c);
+	return ret;
+}
+
 int check_op(struct checker *c, const struct op *in)
 {
 	struct op op = *in;
@@ -849,18 +930,7 @@ int check_op(struct checker *c, const struct op *in)
 	}
 	fbit = (ki->uses & OP_USE_FILE) ? 1u << op.file : 0;
 	f2bit = (ki->uses & OP_USE_FILE2) ? 1u << op.file2 : 0;
-	if (op.kind != OP_CLOSE)
-		c->touched |= fbit | f2bit;
-	if (ki->does & (OP_DOES_DATA | OP_DOES_SIZE | OP_DOES_NS))
-		c->dirty |= fbit | (op.kind == OP_EXCHANGE_RANGE ? f2bit : 0);
-	/* Any op but these creates the files it names: a namespace change. */
-	if (op.kind != OP_CLOSE && op.kind != OP_UNLINK &&
-	    !(op.kind == OP_OPEN && !(op.flags & OP_FL_CREATE))) {
-		c->dirty |= (fbit | f2bit) & ~c->exists;
-		c->exists |= fbit | f2bit;
-	}
-	if (op.kind == OP_UNLINK)
-		c->exists &= ~fbit;
+	note_files(c, &op, ki, fbit, f2bit);
 
 	switch (op.kind) {
 	case OP_PWRITE:
@@ -880,18 +950,9 @@ int check_op(struct checker *c, const struct op *in)
 	c->res[c->log.n - 1] = result;
 	if (ret || c->stalled)
 		return ret;
-	if (result == -EOPNOTSUPP) {
-		/* Every target refused alike: count it as skipped. */
-		c->st.skipped[op.kind]++;
-		c->st.skipped_total++;
-	} else {
-		c->st.checked++;
-	}
-
+	count_result(c, &op, result);
 	if (ki->does & (OP_DOES_SIZE | OP_DOES_NS)) {
-		ret = compare_size(c, op.file, NULL);
-		if (!ret && op.kind == OP_EXCHANGE_RANGE)
-			ret = compare_size(c, op.file2, NULL);
+		ret = compare_sizes(c, &op);
 		if (ret)
 			return ret;
 	}
@@ -913,31 +974,7 @@ int check_op(struct checker *c, const struct op *in)
 		if (ret || c->stalled)
 			return ret;
 	}
-	switch (cut ? OP_CRASH : op.kind) {
-	case OP_FSYNC:
-	case OP_FDATASYNC:
-	case OP_SYNC:
-		if (c->audit_at_sync) {
-			ret = audit_all(c);
-			break;
-		}
-		ret = periodic(c, opno);
-		break;
-	case OP_REMOUNT:
-	case OP_CRASH:
-		if (result >= 0)
-			c->dirty = 0;
-		ret = verify_all(c);
-		if (!ret)
-			ret = audit_all(c);
-		break;
-	default:
-		ret = periodic(c, opno);
-		break;
-	}
-	if (!ret && c->cfg.twins)
-		ret = check_twins(c);
-	return ret;
+	return checkpoint(c, &op, result, cut, opno);
 }
 
 int check_finish(struct checker *c)

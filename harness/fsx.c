@@ -148,6 +148,75 @@ int op_fsx_detect(const char *text, size_t len)
 	return 0;
 }
 
+/* The op's numbers, the nargs words after t[i].  0 or -EINVAL (err). */
+static int fsx_numbers(const struct tok *t, int n, int i,
+		       const struct fsx_name *fn, uint64_t *a, unsigned lineno,
+		       char *err, size_t errlen)
+{
+	for (int k = 0; k < fn->nargs; k++) {
+		int at = i + 1 + k;
+
+		if (at >= n)
+			return fail(err, errlen, lineno,
+				    (unsigned)(t[n - 1].col + t[n - 1].len),
+				    "%s wants %d numbers, got %d (truncated "
+				    "line?)", fn->name, fn->nargs, k);
+		if (number(&t[at], &a[k]))
+			return fail(err, errlen, lineno, t[at].col,
+				    "bad number '%.*s'",
+				    (int)(t[at].len > 40 ? 40 : t[at].len),
+				    t[at].s);
+	}
+	return 0;
+}
+
+/* The flags after the numbers, from t[from].  0 or -EINVAL (err). */
+static int fsx_flags(const struct tok *t, int n, int from, struct op *op,
+		     int *close_open, unsigned lineno, char *err,
+		     size_t errlen)
+{
+	for (int k = from; k < n; k++) {
+		if (tok_is(&t[k], "keep_size"))
+			op->flags |= OP_FL_KEEP_SIZE;
+		else if (tok_is(&t[k], "unshare"))
+			op->flags |= OP_FL_UNSHARE;
+		else if (tok_is(&t[k], "close_open"))
+			*close_open = 1;
+		else if (!tok_is(&t[k], "*"))
+			return fail(err, errlen, lineno, t[k].col,
+				    "unknown flag '%.*s' (keep_size, "
+				    "close_open, unshare, *)",
+				    (int)(t[k].len > 40 ? 40 : t[k].len),
+				    t[k].s);
+	}
+	return 0;
+}
+
+/* fsx's numbers into the op: OFF LEN [DEST] (truncate: its new size). */
+static void fsx_to_op(const struct fsx_name *fn, const uint64_t a[4],
+		      struct op *op)
+{
+	op->kind = (uint8_t)fn->kind;
+	switch (fn->kind) {
+	case OP_TRUNCATE:
+		op->arg = a[1];
+		break;
+	case OP_COPY_RANGE:
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE:
+	case OP_EXCHANGE_RANGE:
+		op->off = a[0];
+		op->len = a[1];
+		op->arg = a[2];
+		break;
+	default:
+		op->off = a[0];
+		op->len = a[1];
+		break;
+	}
+	op_normalize(op);
+}
+
 int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
 		  struct op_fsx_stats *st, char *err, size_t errlen)
 {
@@ -166,7 +235,7 @@ int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
 		const struct fsx_name *fn;
 		uint64_t a[4] = { 0 };
 		struct op op;
-		int n, i = 0, skip = 0, close_open = 0;
+		int n, i = 0, skip = 0, close_open = 0, ret;
 
 		lineno++;
 		pos += l + (nl ? 1 : 0);
@@ -191,59 +260,20 @@ int op_fsx_import(const char *text, size_t len, struct op_seq *seq,
 			return fail(err, errlen, lineno, t[i].col,
 				    "unknown fsx op '%.*s'",
 				    (int)(t[i].len > 40 ? 40 : t[i].len), t[i].s);
-		for (int k = 0; k < fn->nargs; k++) {
-			int at = i + 1 + k;
-
-			if (at >= n)
-				return fail(err, errlen, lineno,
-					    (unsigned)(t[n - 1].col + t[n - 1].len),
-					    "%s wants %d numbers, got %d (truncated "
-					    "line?)", fn->name, fn->nargs, k);
-			if (number(&t[at], &a[k]))
-				return fail(err, errlen, lineno, t[at].col,
-					    "bad number '%.*s'",
-					    (int)(t[at].len > 40 ? 40 : t[at].len),
-					    t[at].s);
-		}
+		ret = fsx_numbers(t, n, i, fn, a, lineno, err, errlen);
+		if (ret)
+			return ret;
 		memset(&op, 0, sizeof(op));
-		for (int k = i + 1 + fn->nargs; k < n; k++) {
-			if (tok_is(&t[k], "keep_size"))
-				op.flags |= OP_FL_KEEP_SIZE;
-			else if (tok_is(&t[k], "unshare"))
-				op.flags |= OP_FL_UNSHARE;
-			else if (tok_is(&t[k], "close_open"))
-				close_open = 1;
-			else if (!tok_is(&t[k], "*"))
-				return fail(err, errlen, lineno, t[k].col,
-					    "unknown flag '%.*s' (keep_size, "
-					    "close_open, unshare, *)",
-					    (int)(t[k].len > 40 ? 40 : t[k].len),
-					    t[k].s);
-		}
+		ret = fsx_flags(t, n, i + 1 + fn->nargs, &op, &close_open, lineno,
+				err, errlen);
+		if (ret)
+			return ret;
 		st->lines++;
 		if (skip) {
 			st->skipped++;
 			continue;
 		}
-		op.kind = (uint8_t)fn->kind;
-		switch (fn->kind) {
-		case OP_TRUNCATE:
-			op.arg = a[1];
-			break;
-		case OP_COPY_RANGE:
-		case OP_CLONE_RANGE:
-		case OP_DEDUPE_RANGE:
-		case OP_EXCHANGE_RANGE:
-			op.off = a[0];
-			op.len = a[1];
-			op.arg = a[2];
-			break;
-		default:
-			op.off = a[0];
-			op.len = a[1];
-			break;
-		}
-		op_normalize(&op);
+		fsx_to_op(fn, a, &op);
 		if (op_seq_push(seq, &op))
 			goto out_nomem;
 		if (close_open) {
@@ -346,14 +376,213 @@ int op_fsx_export(const struct op_seq *seq, FILE *f, uint32_t blocksize,
 	return op_fsx_export_file(seq, file, f, blocksize, st, err, errlen);
 }
 
+/* How one op of the file reads in fsx's log, or why it cannot. */
+struct fsx_line {
+	const char *name, *why;  /* fsx's op name; why it is a comment */
+	struct op e;             /* the op as fsx will run it */
+	int adjusted, four, fsync;
+};
+
+/*
+ * The fsx line for op, given its result r on the model and the file's
+ * size before it: the name, the op as adjusted to what fsx does, or why
+ * fsx cannot express it.  Counts fsyncs and the file's largest size.
+ * One case per op kind, read as a table of what fsx can say: it stays
+ * in one piece.
+ */
+static void fsx_translate(const struct op *op, int64_t r, uint64_t size0,
+			  struct fsx_line *x, struct op_fsx_stats *st)
+{
+	memset(x, 0, sizeof(*x));
+	x->e = *op;
+	switch (op->kind) {
+	case OP_PREAD:
+	case OP_FPUNCH: /* fsx wraps one that starts past EOF, trims one across */
+		x->name = op->kind == OP_PREAD ? "read" : "punch_hole";
+		if (op->kind == OP_PREAD && (op->len == 0 || op->off >= size0))
+			x->why = "a read past EOF (fsx would wrap it)";
+		else if (op->kind == OP_FPUNCH &&
+			 (op->len == 0 || op->off >= size0 || r < 0))
+			x->why = "a punch past EOF or failing (fsx would wrap it)";
+		else if (op->off + op->len > size0) {
+			x->e.len = size0 - op->off;
+			x->adjusted = 1;
+		}
+		break;
+	case OP_PWRITE:
+		x->name = "write";
+		if (op->len == 0)
+			x->why = "a zero-length write";
+		x->adjusted = (op->flags & OP_FL_PATTERN) || op->bsize;
+		st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
+		break;
+	case OP_TRUNCATE:
+		x->name = "truncate";
+		x->e.off = 0;
+		x->e.len = op->arg;
+		break;
+	case OP_FALLOC:
+	case OP_FZERO:
+		x->name = op->kind == OP_FALLOC ? "fallocate" : "zero_range";
+		if (op->len == 0 || r < 0)
+			x->why = "fails here";
+		st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
+		break;
+	case OP_FCOLLAPSE:
+		x->name = "collapse_range";
+		if (r < 0)
+			x->why = "an invalid collapse (fsx would trim it)";
+		break;
+	case OP_FINSERT:
+		x->name = "insert_range";
+		if (r < 0)
+			x->why = "an invalid insert (fsx would trim it)";
+		break;
+	case OP_COPY_RANGE:
+		x->name = "copy_range";
+		x->four = 1;
+		if (r <= 0)
+			x->why = "copies nothing or fails here";
+		else if ((uint64_t)r < op->len) {
+			x->e.len = (uint64_t)r;
+			x->adjusted = 1;
+		}
+		break;
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE:
+	case OP_EXCHANGE_RANGE:
+		x->name = op->kind == OP_CLONE_RANGE ? "clone_range" :
+			  op->kind == OP_DEDUPE_RANGE ? "dedupe_range" :
+			  "exchange_range";
+		x->four = 1;
+		if (r < 0 || op->len == 0)
+			x->why = "fails or is empty here";
+		break;
+	case OP_FSYNC:
+	case OP_FDATASYNC:
+	case OP_SYNC:
+		/* fsx's fsync marks a dm-log-writes device (-i LOGDEV)
+		 * and exits 211 without one: a comment fsx skips, the
+		 * line ready for a run with -i. */
+		x->name = "fsync";
+		x->e.off = x->e.len = 0;
+		x->adjusted = op->kind != OP_FSYNC;
+		x->fsync = 1;
+		st->fsyncs++;
+		break;
+	case OP_CLOSE:
+		x->why = "a close with no op before it";
+		break;
+	case OP_NAIVE:
+	case OP_FALLBACK:
+		x->why = "an engine path switch, nothing fsx can see";
+		break;
+	default:
+		x->why = "nothing fsx can see";
+		break;
+	}
+}
+
+/*
+ * The export's lines, collected before anything is written (the header
+ * needs the largest size), and the pending one: the last op's, which a
+ * close that follows can still append close_open to.
+ */
+struct fsx_out {
+	char *lines, *pending;
+	size_t used, cap, plen;
+};
+
+/* Move the pending line (if any) to the collected lines; a new, empty one. */
+static int fsx_out_next(struct fsx_out *o)
+{
+	if (o->pending) {
+		size_t l = strlen(o->pending);
+
+		if (o->used + l + 2 > o->cap) {
+			size_t ncap = o->cap ? o->cap * 2 : 4096;
+			char *nl;
+
+			while (ncap < o->used + l + 2)
+				ncap *= 2;
+			nl = realloc(o->lines, ncap);
+			if (!nl)
+				return -ENOMEM;
+			o->lines = nl;
+			o->cap = ncap;
+		}
+		memcpy(o->lines + o->used, o->pending, l);
+		o->lines[o->used + l] = '\n';
+		o->used += l + 1;
+		o->pending[0] = 0;
+	}
+	if (!o->pending) {
+		o->plen = 512;
+		o->pending = malloc(o->plen);
+		if (!o->pending)
+			return -ENOMEM;
+		o->pending[0] = 0;
+	}
+	return 0;
+}
+
+/* An fsx line: NAME OFF LEN [ARG] SIZE0 and its flags (fsyncs as #fsync). */
+static void fsx_format(char *out, size_t len, const struct op *op,
+		       const struct fsx_line *x, uint64_t size0)
+{
+	if (x->four)
+		snprintf(out, len, "%s 0x%llx 0x%llx 0x%llx 0x%llx", x->name,
+			 (unsigned long long)x->e.off, (unsigned long long)x->e.len,
+			 (unsigned long long)x->e.arg, (unsigned long long)size0);
+	else
+		snprintf(out, len, "%s%s 0x%llx 0x%llx 0x%llx",
+			 x->fsync ? "#" : "", x->name,
+			 (unsigned long long)x->e.off, (unsigned long long)x->e.len,
+			 (unsigned long long)size0);
+	if (op->flags & OP_FL_KEEP_SIZE)
+		strcat(out, " keep_size");
+	if (op->flags & OP_FL_UNSHARE)
+		strcat(out, " unshare");
+}
+
+/*
+ * The log: its head (what it is, fsx's replay line with the -l and -o
+ * every op fits, what the fsyncs are), then the lines.  0 or -EIO.
+ */
+static int fsx_write(FILE *f, const struct op_seq *seq, unsigned file,
+		     struct op_fsx_stats *st, const struct fsx_out *o)
+{
+	/* fsx's buffers hold -o bytes and its model -l: both must fit every
+	 * op, or it overruns them (its -o default is 64k, -l 256k). */
+	if (!st->maxoplen)
+		st->maxoplen = 1;
+	st->maxfilelen = max64(max64(st->maxfilelen, st->maxoplen), 1);
+	fprintf(f, "# fsx op log exported by fsoracle: the ops of %s in a log "
+		"of %zu (%zu adjusted, %zu left as comments)\n",
+		op_file_name(seq, file), seq->n, st->adjusted, st->omitted);
+	fprintf(f, "# replay: fsx -q -N %zu -l %llu -o %llu --replay-ops "
+		"THIS_FILE /mnt/scratch/testfile\n", st->written,
+		(unsigned long long)st->maxfilelen,
+		(unsigned long long)st->maxoplen);
+	if (st->fsyncs)
+		fprintf(f, "# %zu fsyncs are comments (#fsync): fsx runs fsync "
+			"only with -i LOGDEV, a dm-log-writes device it marks; to "
+			"replay them, remove the '#' and add -i LOGDEV\n",
+			st->fsyncs);
+	if (o->lines)
+		fwrite(o->lines, 1, o->used, f);
+	if (o->pending && o->pending[0])
+		fprintf(f, "%s\n", o->pending);
+	return ferror(f) ? -EIO : 0;
+}
+
 int op_fsx_export_file(const struct op_seq *seq, unsigned file, FILE *f,
 		       uint32_t blocksize, struct op_fsx_stats *st, char *err,
 		       size_t errlen)
 {
 	struct op_fsx_stats local;
 	struct target *m = NULL;
-	char *pending = NULL, *lines = NULL;
-	size_t plen = 0, cap = 0, used = 0;
+	struct fsx_out o = { 0 };
 	uint8_t *buf = NULL;
 	int ret = 0;
 
@@ -373,12 +602,10 @@ int op_fsx_export_file(const struct op_seq *seq, unsigned file, FILE *f,
 	/* Lines are collected first: the header needs the largest size. */
 	for (size_t i = 0; i < seq->n; i++) {
 		const struct op *op = &seq->ops[i];
-		struct op e = *op;
 		int64_t s0 = m->ops->size(m, file), r;
 		uint64_t size0 = s0 < 0 ? 0 : (uint64_t)s0;
-		const char *name = NULL, *why = NULL;
+		struct fsx_line x;
 		char line[256], text[256];
-		int adjusted = 0, four = 0, fsync = 0;
 
 		/* Another file's ops: independent (op_fsx_check_file saw to it). */
 		if ((op_kind_info(op->kind)->uses & OP_USE_FILE) &&
@@ -388,194 +615,38 @@ int op_fsx_export_file(const struct op_seq *seq, unsigned file, FILE *f,
 		st->maxfilelen = max64(st->maxfilelen,
 				       (uint64_t)max64(0, m->ops->size(m, file)));
 		op_format(op, seq, text, sizeof(text));
-		switch (op->kind) {
-		case OP_PREAD:
-			name = "read";
-			if (op->len == 0 || op->off >= size0)
-				why = "a read past EOF (fsx would wrap it)";
-			else if (op->off + op->len > size0) {
-				e.len = size0 - op->off;
-				adjusted = 1;
-			}
-			break;
-		case OP_PWRITE:
-			name = "write";
-			if (op->len == 0)
-				why = "a zero-length write";
-			adjusted = (op->flags & OP_FL_PATTERN) || op->bsize;
-			st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
-			break;
-		case OP_TRUNCATE:
-			name = "truncate";
-			e.off = 0;
-			e.len = op->arg;
-			break;
-		case OP_FALLOC:
-			name = "fallocate";
-			if (op->len == 0 || r < 0)
-				why = "fails here";
-			st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
-			break;
-		case OP_FPUNCH:
-			name = "punch_hole";
-			if (op->len == 0 || op->off >= size0 || r < 0)
-				why = "a punch past EOF or failing (fsx would wrap it)";
-			else if (op->off + op->len > size0) {
-				e.len = size0 - op->off;
-				adjusted = 1;
-			}
-			break;
-		case OP_FZERO:
-			name = "zero_range";
-			if (op->len == 0 || r < 0)
-				why = "fails here";
-			st->maxfilelen = max64(st->maxfilelen, op->off + op->len);
-			break;
-		case OP_FCOLLAPSE:
-			name = "collapse_range";
-			if (r < 0)
-				why = "an invalid collapse (fsx would trim it)";
-			break;
-		case OP_FINSERT:
-			name = "insert_range";
-			if (r < 0)
-				why = "an invalid insert (fsx would trim it)";
-			break;
-		case OP_COPY_RANGE:
-			name = "copy_range";
-			four = 1;
-			if (r <= 0)
-				why = "copies nothing or fails here";
-			else if ((uint64_t)r < op->len) {
-				e.len = (uint64_t)r;
-				adjusted = 1;
-			}
-			break;
-		case OP_CLONE_RANGE:
-		case OP_DEDUPE_RANGE:
-		case OP_EXCHANGE_RANGE:
-			name = op->kind == OP_CLONE_RANGE ? "clone_range" :
-			       op->kind == OP_DEDUPE_RANGE ? "dedupe_range" :
-			       "exchange_range";
-			four = 1;
-			if (r < 0 || op->len == 0)
-				why = "fails or is empty here";
-			break;
-		case OP_FSYNC:
-		case OP_FDATASYNC:
-		case OP_SYNC:
-			/* fsx's fsync marks a dm-log-writes device (-i LOGDEV)
-			 * and exits 211 without one: a comment fsx skips, the
-			 * line ready for a run with -i. */
-			name = "fsync";
-			e.off = e.len = 0;
-			adjusted = op->kind != OP_FSYNC;
-			fsync = 1;
-			st->fsyncs++;
-			break;
-		case OP_CLOSE:
-			if (pending && pending[0] &&
-			    (pending[0] != '#' || !strncmp(pending, "#fsync ", 7)) &&
-			    !strstr(pending, " close_open")) {
-				/* The op before ends with close_open (a #fsync
-				 * line too: it comes back with the fsync). */
-				snprintf(line, sizeof(line), "%s close_open", pending);
-				snprintf(pending, plen, "%s", line);
-				continue;
-			}
-			why = "a close with no op before it";
-			break;
-		case OP_NAIVE:
-		case OP_FALLBACK:
-			why = "an engine path switch, nothing fsx can see";
-			break;
-		default:
-			why = "nothing fsx can see";
-			break;
-		}
-		/* Flush the previous line now that nothing can append to it. */
-		if (pending) {
-			size_t l = strlen(pending);
-
-			if (used + l + 2 > cap) {
-				size_t ncap = cap ? cap * 2 : 4096;
-				char *nl;
-
-				while (ncap < used + l + 2)
-					ncap *= 2;
-				nl = realloc(lines, ncap);
-				if (!nl) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				lines = nl;
-				cap = ncap;
-			}
-			memcpy(lines + used, pending, l);
-			lines[used + l] = '\n';
-			used += l + 1;
-			pending[0] = 0;
-		}
-		if (!pending) {
-			plen = 512;
-			pending = malloc(plen);
-			if (!pending) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			pending[0] = 0;
-		}
-		if (why) {
-			st->omitted++;
-			snprintf(pending, plen, "# #%zu %s: %s", i + 1, text, why);
+		if (op->kind == OP_CLOSE && o.pending && o.pending[0] &&
+		    (o.pending[0] != '#' || !strncmp(o.pending, "#fsync ", 7)) &&
+		    !strstr(o.pending, " close_open")) {
+			/* The op before ends with close_open (a #fsync
+			 * line too: it comes back with the fsync). */
+			snprintf(line, sizeof(line), "%s close_open", o.pending);
+			snprintf(o.pending, o.plen, "%s", line);
 			continue;
 		}
-		if (adjusted)
+		fsx_translate(op, r, size0, &x, st);
+		/* Flush the previous line now that nothing can append to it. */
+		ret = fsx_out_next(&o);
+		if (ret)
+			goto out;
+		if (x.why) {
+			st->omitted++;
+			snprintf(o.pending, o.plen, "# #%zu %s: %s", i + 1, text,
+				 x.why);
+			continue;
+		}
+		if (x.adjusted)
 			st->adjusted++;
-		st->maxoplen = max64(st->maxoplen, e.len);
-		st->written += !fsync;
-		if (four)
-			snprintf(pending, plen, "%s 0x%llx 0x%llx 0x%llx 0x%llx", name,
-				 (unsigned long long)e.off, (unsigned long long)e.len,
-				 (unsigned long long)e.arg, (unsigned long long)size0);
-		else
-			snprintf(pending, plen, "%s%s 0x%llx 0x%llx 0x%llx",
-				 fsync ? "#" : "", name,
-				 (unsigned long long)e.off, (unsigned long long)e.len,
-				 (unsigned long long)size0);
-		if (op->flags & OP_FL_KEEP_SIZE)
-			strcat(pending, " keep_size");
-		if (op->flags & OP_FL_UNSHARE)
-			strcat(pending, " unshare");
+		st->maxoplen = max64(st->maxoplen, x.e.len);
+		st->written += !x.fsync;
+		fsx_format(o.pending, o.plen, op, &x, size0);
 	}
-	/* fsx's buffers hold -o bytes and its model -l: both must fit every
-	 * op, or it overruns them (its -o default is 64k, -l 256k). */
-	if (!st->maxoplen)
-		st->maxoplen = 1;
-	st->maxfilelen = max64(max64(st->maxfilelen, st->maxoplen), 1);
-	fprintf(f, "# fsx op log exported by fsoracle: the ops of %s in a log "
-		"of %zu (%zu adjusted, %zu left as comments)\n",
-		op_file_name(seq, file), seq->n, st->adjusted, st->omitted);
-	fprintf(f, "# replay: fsx -q -N %zu -l %llu -o %llu --replay-ops "
-		"THIS_FILE /mnt/scratch/testfile\n", st->written,
-		(unsigned long long)st->maxfilelen,
-		(unsigned long long)st->maxoplen);
-	if (st->fsyncs)
-		fprintf(f, "# %zu fsyncs are comments (#fsync): fsx runs fsync "
-			"only with -i LOGDEV, a dm-log-writes device it marks; to "
-			"replay them, remove the '#' and add -i LOGDEV\n",
-			st->fsyncs);
-	if (lines)
-		fwrite(lines, 1, used, f);
-	if (pending && pending[0])
-		fprintf(f, "%s\n", pending);
-	if (ferror(f))
-		ret = -EIO;
+	ret = fsx_write(f, seq, file, st, &o);
 out:
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
-	free(pending);
-	free(lines);
+	free(o.pending);
+	free(o.lines);
 	free(buf);
 	if (m)
 		m->ops->destroy(m);

@@ -375,6 +375,85 @@ static void track(struct gen *g, const struct op *op)
 	}
 }
 
+/*
+ * A copy, clone, dedupe or exchange: source range in the second file,
+ * destination in the first; block-aligned but for copy_range, clones now
+ * and then to the source's EOF, the destination kept below max_file.
+ */
+static void shape_remap(struct gen *g, struct op *op, unsigned kind,
+			uint64_t size, uint64_t maxf)
+{
+	struct rng *r = &g->rng;
+	uint64_t s2 = g->size[op->file2];
+	int aligned = kind != OP_COPY_RANGE;
+
+	if (aligned) {
+		if (!s2 || !blocks_in(g, s2, &op->off, &op->len))
+			range_in(g, maxf, &op->off, &op->len);
+		if (kind == OP_CLONE_RANGE && rng_below(r, 4) == 0 &&
+		    op->off < s2)
+			op->len = s2 - op->off; /* to the source EOF */
+		op->arg = g->cfg.blocksize *
+			  rng_below(r, (kind == OP_CLONE_RANGE ? maxf :
+				       (size ? size : maxf)) /
+				    g->cfg.blocksize + 1);
+	} else {
+		range_in(g, s2 ? s2 : maxf, &op->off, &op->len);
+		op->arg = align_some(g, rng_below(r, maxf));
+	}
+	if (op->arg + op->len > maxf)
+		op->arg = maxf > op->len ? maxf - op->len : 0;
+}
+
+/*
+ * A chattr: in swarm rounds one of the round's attributes; the realtime
+ * flag, which only an empty file can change, as a truncate to 0 now and
+ * the flag's change next (g->pending).
+ */
+static void shape_set_flag(struct gen *g, struct op *op)
+{
+	struct rng *r = &g->rng;
+
+	if (g->cfg.swarm) {
+		/* one of the round's attributes, at random */
+		uint32_t a = g->round.attrs, pick;
+
+		do
+			pick = 1u << rng_below(r, 4);
+		while (a && !(a & pick));
+		if (pick != OP_ATTR_REALTIME) {
+			op->arg = pick;
+			if (rng_below(r, 2))
+				op->flags = OP_FL_CLEAR;
+			return;
+		}
+	}
+	if (g->cfg.realtime) {
+		/* Only an empty file changes its realtime flag: empty
+		 * it now, flip the flag next. */
+		struct op *p = &g->pending;
+
+		memset(p, 0, sizeof(*p));
+		p->kind = OP_SET_FLAG;
+		p->file = op->file;
+		p->arg = OP_ATTR_REALTIME;
+		p->flags = rng_below(r, 2) ? OP_FL_CLEAR : 0;
+		op_normalize(p);
+		op->kind = OP_TRUNCATE;
+		return;
+	}
+	op->arg = 1u << rng_below(r, 4);
+	if (rng_below(r, 2))
+		op->flags = OP_FL_CLEAR;
+}
+
+/*
+ * The next op: a pending one first (the second half of a realtime flag
+ * change), else a kind drawn from the round's weights and its arguments
+ * shaped to it.  It stays in one piece: the switch is the generator's
+ * distribution, one case per kind, and its draws from the random stream
+ * must keep their order for a seed to reproduce its run.
+ */
 void gen_next(struct gen *g, struct op *op)
 {
 	struct rng *r = &g->rng;
@@ -471,28 +550,9 @@ void gen_next(struct gen *g, struct op *op)
 	case OP_COPY_RANGE:
 	case OP_CLONE_RANGE:
 	case OP_DEDUPE_RANGE:
-	case OP_EXCHANGE_RANGE: {
-		uint64_t s2 = g->size[op->file2];
-		int aligned = kind != OP_COPY_RANGE;
-
-		if (aligned) {
-			if (!s2 || !blocks_in(g, s2, &op->off, &op->len))
-				range_in(g, maxf, &op->off, &op->len);
-			if (kind == OP_CLONE_RANGE && rng_below(r, 4) == 0 &&
-			    op->off < s2)
-				op->len = s2 - op->off; /* to the source EOF */
-			op->arg = g->cfg.blocksize *
-				  rng_below(r, (kind == OP_CLONE_RANGE ? maxf :
-					       (size ? size : maxf)) /
-					    g->cfg.blocksize + 1);
-		} else {
-			range_in(g, s2 ? s2 : maxf, &op->off, &op->len);
-			op->arg = align_some(g, rng_below(r, maxf));
-		}
-		if (op->arg + op->len > maxf)
-			op->arg = maxf > op->len ? maxf - op->len : 0;
+	case OP_EXCHANGE_RANGE:
+		shape_remap(g, op, kind, size, maxf);
 		break;
-	}
 	case OP_CUT: {
 		/* mostly inside the next op or two; now and then at once,
 		 * or further on; an exact cut (seed 0) one time in four */
@@ -510,37 +570,7 @@ void gen_next(struct gen *g, struct op *op)
 			  rng_below(r, 2) ? REF_PATHS_ALL : 0;
 		break;
 	case OP_SET_FLAG:
-		if (g->cfg.swarm) {
-			/* one of the round's attributes, at random */
-			uint32_t a = g->round.attrs, pick;
-
-			do
-				pick = 1u << rng_below(r, 4);
-			while (a && !(a & pick));
-			if (pick != OP_ATTR_REALTIME) {
-				op->arg = pick;
-				if (rng_below(r, 2))
-					op->flags = OP_FL_CLEAR;
-				break;
-			}
-		}
-		if (g->cfg.realtime) {
-			/* Only an empty file changes its realtime flag: empty
-			 * it now, flip the flag next. */
-			struct op *p = &g->pending;
-
-			memset(p, 0, sizeof(*p));
-			p->kind = OP_SET_FLAG;
-			p->file = op->file;
-			p->arg = OP_ATTR_REALTIME;
-			p->flags = rng_below(r, 2) ? OP_FL_CLEAR : 0;
-			op_normalize(p);
-			op->kind = OP_TRUNCATE;
-			break;
-		}
-		op->arg = 1u << rng_below(r, 4);
-		if (rng_below(r, 2))
-			op->flags = OP_FL_CLEAR;
+		shape_set_flag(g, op);
 		break;
 	default:
 		break;

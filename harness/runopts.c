@@ -83,38 +83,13 @@ static int count(const char *s, uint32_t *out)
 	return 0;
 }
 
-int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
-		  char *err, size_t errlen)
+/*
+ * The value of runopts_parse's option number which (its place in the
+ * names there), called name.  1 (used), or -EINVAL with err set.
+ */
+static int set_value(struct runopts *o, int which, const char *name,
+		     const char *v, char *err, size_t errlen)
 {
-	static const char *const names[] = {
-		"--targets", "--dev", "--mkfs", "--mount", "--format", "--files",
-		"--max-file", "--verify-every", "--audit-every", "--rtdev",
-		"--check",
-	};
-	const char *v = NULL;
-	int which = -1, bad = 0;
-
-	if (!strcmp(argv[*i], "-X") || !strcmp(argv[*i], "--verify-each-op")) {
-		o->check.verify_each_op = 1;
-		return 1;
-	}
-	if (!strcmp(argv[*i], "--keep-image")) {
-		o->keep_image = 1;
-		return 1;
-	}
-	for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
-		v = runopts_value(names[k], argc, argv, i, &bad);
-		if (v || bad) {
-			which = k;
-			break;
-		}
-	}
-	if (which < 0)
-		return 0;
-	if (bad) {
-		snprintf(err, errlen, "%s needs a value", names[which]);
-		return -EINVAL;
-	}
 	switch (which) {
 	case 0: o->targets = v; return 1;
 	case 1: o->dev = v; return 1;
@@ -153,7 +128,7 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 
 		if (count(v, &n)) {
 			snprintf(err, errlen, "%s: want a positive count, got '%s'",
-				 names[which], v);
+				 name, v);
 			return -EINVAL;
 		}
 		if (which == 7)
@@ -164,6 +139,41 @@ int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
 	}
 	}
 	return 0;
+}
+
+int runopts_parse(struct runopts *o, int argc, char **argv, int *i,
+		  char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		"--targets", "--dev", "--mkfs", "--mount", "--format", "--files",
+		"--max-file", "--verify-every", "--audit-every", "--rtdev",
+		"--check",
+	};
+	const char *v = NULL;
+	int which = -1, bad = 0;
+
+	if (!strcmp(argv[*i], "-X") || !strcmp(argv[*i], "--verify-each-op")) {
+		o->check.verify_each_op = 1;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--keep-image")) {
+		o->keep_image = 1;
+		return 1;
+	}
+	for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
+		v = runopts_value(names[k], argc, argv, i, &bad);
+		if (v || bad) {
+			which = k;
+			break;
+		}
+	}
+	if (which < 0)
+		return 0;
+	if (bad) {
+		snprintf(err, errlen, "%s needs a value", names[which]);
+		return -EINVAL;
+	}
+	return set_value(o, which, names[which], v, err, errlen);
 }
 
 void runopts_resolve(const struct runopts *o, const struct op_seq *seq,

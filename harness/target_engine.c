@@ -353,6 +353,13 @@ struct hw_dev *engine_target_dev(struct target *t)
 	return to_engine(t)->dev;
 }
 
+/*
+ * One op on the engine: the path switches, cuts, namespace and
+ * filesystem-wide ops first, then the file ops, one case per kind.  It
+ * stays in one piece: it is the target's op table, each case a call or
+ * two into ref/, read beside the model's and the host's (model_apply,
+ * host_apply).
+ */
 static int64_t engine_apply(struct target *t, const struct op *op,
 			    const void *wbuf, void *rbuf)
 {

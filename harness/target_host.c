@@ -129,6 +129,13 @@ static int64_t do_copy(int in, uint64_t off_in, int out, uint64_t off_out,
 	return (int64_t)done;
 }
 
+/*
+ * One op on real files: the namespace and filesystem-wide ops first,
+ * then the file ops on the file's descriptor, one case per kind.  It
+ * stays in one piece: it is the target's op table, each case a syscall
+ * or two, read beside the engine's and the model's (engine_apply,
+ * model_apply).
+ */
 static int64_t host_apply(struct target *t, const struct op *op,
 			  const void *wbuf, void *rbuf)
 {

@@ -446,6 +446,13 @@ static int64_t m_exchange(struct model *m, struct mfile *df, struct mfile *sf,
 	return 0;
 }
 
+/*
+ * One op on the model's byte arrays: the namespace ops and those a
+ * reader cannot see first, then the file ops, one case per kind.  It
+ * stays in one piece: it is the model's op table, the semantics every
+ * target is held to, read beside the engine's and the host's
+ * (engine_apply, host_apply).
+ */
 static int64_t model_apply(struct target *t, const struct op *op,
 			   const void *wbuf, void *rbuf)
 {

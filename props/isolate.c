@@ -135,6 +135,73 @@ static void note_append(struct props_trial *t, const char *buf, size_t n)
 	t->notes[t->nnotes] = 0;
 }
 
+/* The child: the property, its result byte and notes down fd, exit. */
+static _Noreturn void child_run(struct props_trial *t,
+				const struct props_info *info, int final,
+				int fd)
+{
+	const struct props_cfg *c = t->cfg;
+	unsigned char r;
+
+	if (!final && !c->fork.verbose) {
+		child_quiet();
+		child_plain_crashes();
+	}
+	if (c->hooks.fork_post)
+		c->hooks.fork_post(info, c->hooks.env);
+	trial_clear_notes(t);
+	r = (unsigned char)call_prop(t);
+	write_all(fd, &r, 1);
+	if (t->nnotes)
+		write_all(fd, t->notes, t->nnotes);
+	close(fd);
+	fflush(NULL);
+	_exit(0);
+}
+
+/*
+ * The child's result byte (*res, *got set) and notes from fd until EOF
+ * or timeout ms.  1 if the time ran out first, else 0.
+ */
+static int read_child(struct props_trial *t, int fd, unsigned timeout,
+		      unsigned char *res, int *got)
+{
+	char buf[4096];
+	uint64_t deadline = props_now_ns() + (uint64_t)timeout * 1000000ull;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = props_now_ns();
+		int left = now >= deadline ? 0 :
+			(int)((deadline - now + 999999) / 1000000);
+		ssize_t n;
+		int pr;
+
+		if (left == 0)
+			return 1;
+		pr = poll(&pfd, 1, left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			break;
+		if (pr == 0)
+			continue;   /* re-checked against the deadline */
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;      /* EOF: the child is done */
+		if (!*got) {
+			*res = (unsigned char)buf[0];
+			*got = 1;
+			note_append(t, buf + 1, (size_t)n - 1);
+		} else {
+			note_append(t, buf, (size_t)n);
+		}
+	}
+	return 0;
+}
+
 static int call_forked(struct props_trial *t, const struct props_info *info,
 		       int final)
 {
@@ -142,10 +209,8 @@ static int call_forked(struct props_trial *t, const struct props_info *info,
 	unsigned timeout = c->fork.timeout_ms ? c->fork.timeout_ms : 10000;
 	unsigned exit_to = c->fork.exit_timeout_ms ? c->fork.exit_timeout_ms : 100;
 	int sig = c->fork.signal ? c->fork.signal : SIGTERM;
-	uint64_t deadline;
-	int fds[2], status = 0, got = 0, timed_out = 0, reaped = 0;
+	int fds[2], status = 0, got = 0, timed_out, reaped = 0;
 	unsigned char res = PROPS_ERROR;
-	char buf[4096];
 	pid_t pid;
 
 	if (pipe(fds))
@@ -158,59 +223,12 @@ static int call_forked(struct props_trial *t, const struct props_info *info,
 		return PROPS_ERROR;
 	}
 	if (pid == 0) {
-		unsigned char r;
-
 		close(fds[0]);
-		if (!final && !c->fork.verbose) {
-			child_quiet();
-			child_plain_crashes();
-		}
-		if (c->hooks.fork_post)
-			c->hooks.fork_post(info, c->hooks.env);
-		trial_clear_notes(t);
-		r = (unsigned char)call_prop(t);
-		write_all(fds[1], &r, 1);
-		if (t->nnotes)
-			write_all(fds[1], t->notes, t->nnotes);
-		close(fds[1]);
-		fflush(NULL);
-		_exit(0);
+		child_run(t, info, final, fds[1]);
 	}
 	close(fds[1]);
 	trial_clear_notes(t);
-	deadline = props_now_ns() + (uint64_t)timeout * 1000000ull;
-	for (;;) {
-		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-		uint64_t now = props_now_ns();
-		int left = now >= deadline ? 0 :
-			(int)((deadline - now + 999999) / 1000000);
-		ssize_t n;
-		int pr;
-
-		if (left == 0) {
-			timed_out = 1;
-			break;
-		}
-		pr = poll(&pfd, 1, left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0)
-			break;
-		if (pr == 0)
-			continue;   /* re-checked against the deadline */
-		n = read(fds[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;      /* EOF: the child is done */
-		if (!got) {
-			res = (unsigned char)buf[0];
-			got = 1;
-			note_append(t, buf + 1, (size_t)n - 1);
-		} else {
-			note_append(t, buf, (size_t)n);
-		}
-	}
+	timed_out = read_child(t, fds[0], timeout, &res, &got);
 	close(fds[0]);
 	if (timed_out) {
 		kill(pid, sig);

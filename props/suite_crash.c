@@ -438,6 +438,40 @@ static void pending_writes(const struct runner *r, const struct trial_seq *s,
 	(void)s;
 }
 
+/*
+ * Runs on: the cut image is the new base; new writes (FUA ones durable,
+ * so into want), then a DROP_ALL cut keeps the base plus those.
+ */
+static int runs_on(struct props_trial *t, struct runner *r,
+		   const struct trial_seq *s, uint8_t *want)
+{
+	int rc, res = PROPS_PASS;
+
+	for (unsigned i = 0; res == PROPS_PASS && i < s->after; i++) {
+		const struct io *io = &s->post[i];
+
+		if ((rc = do_io(r->dev, io, r->buf))) {
+			props_note(t, "after the cut, %s: %d", io_names[io->kind],
+				   rc);
+			res = PROPS_FAIL;
+		} else if (io->kind == IO_FUA) {
+			for (uint32_t b = io->off; b < io->off + io->len; b++)
+				want[b] = pattern(io->seed, b);
+		}
+	}
+	if (res == PROPS_PASS && s->after) {
+		static const struct hw_cut drop_all;
+
+		if ((rc = hw_crash_cut(r->dev, &drop_all))) {
+			props_note(t, "second cut: %d", rc);
+			res = PROPS_FAIL;
+		} else {
+			res = compare(t, r, want, "after the second cut");
+		}
+	}
+	return res;
+}
+
 static int cut_image_exact(struct props_trial *t, void *arg)
 {
 	struct trial_seq *s = arg;
@@ -490,30 +524,8 @@ static int cut_image_exact(struct props_trial *t, void *arg)
 		props_note(t, "writes still pending after the cut");
 		res = PROPS_FAIL;
 	}
-	/* Runs on: the cut image is the new base; new writes (FUA ones
-	 * durable), then a DROP_ALL cut keeps the base plus those. */
-	for (unsigned i = 0; res == PROPS_PASS && i < s->after; i++) {
-		const struct io *io = &s->post[i];
-
-		if ((rc = do_io(r.dev, io, r.buf))) {
-			props_note(t, "after the cut, %s: %d", io_names[io->kind],
-				   rc);
-			res = PROPS_FAIL;
-		} else if (io->kind == IO_FUA) {
-			for (uint32_t b = io->off; b < io->off + io->len; b++)
-				want[b] = pattern(io->seed, b);
-		}
-	}
-	if (res == PROPS_PASS && s->after) {
-		static const struct hw_cut drop_all;
-
-		if ((rc = hw_crash_cut(r.dev, &drop_all))) {
-			props_note(t, "second cut: %d", rc);
-			res = PROPS_FAIL;
-		} else {
-			res = compare(t, &r, want, "after the second cut");
-		}
-	}
+	if (res == PROPS_PASS)
+		res = runs_on(t, &r, s, want);
 out:
 	if (res == PROPS_ERROR && rc)
 		props_note(t, "error %d", rc);

@@ -316,21 +316,19 @@ static int direct_ok(struct io *io, const char *what, uint64_t off,
 	return 1;
 }
 
-/*
- * pwrite [-S SEED] [-b BS] [-V N] [-w] [-W] [-D] [-q] OFF LEN: without -S
- * the bytes are 0xcd, as xfs_io's; -w fdatasyncs and -W fsyncs after the
- * write, -D (RWF_DSYNC) fdatasyncs; ops are counted per BS (x N with -V).
- */
-static int w_pwrite(struct io *io, int argc, char **argv)
+/* What pwrite asks for, from its options. */
+struct pwrite_req {
+	uint64_t seed, bs, vec, off, len;
+	int sync, quiet;
+	char bopt[48];  /* "-b BS " for the op line, when -b is given */
+};
+
+/* pwrite's options and its OFF and LEN.  IO_OK or IO_BAD (said why). */
+static int pwrite_args(int argc, char **argv, struct pwrite_req *q)
 {
 	struct io_opts o;
 	const char *arg, *pos[2] = { 0 };
-	char line[256], bopt[48] = "";
-	uint64_t seed = 0xcd, bs = XFS_IO_BS, vec = 1, off, len;
-	int c, npos = 0, sync = 0, quiet = 0;
-	struct op op = { 0 };
-	double t0;
-	int64_t r;
+	int c, npos = 0;
 
 	io_opts_init(&o, argc, argv, "S:b:V:wWDqF");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
@@ -345,24 +343,24 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 				    arg, &v))
 				return IO_BAD;
 			if (c == 'S')
-				seed = v;
+				q->seed = v;
 			else if (c == 'V')
-				vec = v;
+				q->vec = v;
 			else
-				bs = v;
+				q->bs = v;
 			if (c == 'b')
-				snprintf(bopt, sizeof(bopt), "-b %" PRIu64 " ", v);
+				snprintf(q->bopt, sizeof(q->bopt), "-b %" PRIu64 " ", v);
 			break;
 		}
 		case 'w':
 		case 'D':
-			sync = sync == OP_FSYNC ? OP_FSYNC : OP_FDATASYNC;
+			q->sync = q->sync == OP_FSYNC ? OP_FSYNC : OP_FDATASYNC;
 			break;
 		case 'W':
-			sync = OP_FSYNC;
+			q->sync = OP_FSYNC;
 			break;
 		case 'q':
-			quiet = 1;
+			q->quiet = 1;
 			break;
 		case 'F': /* forwards: the default */
 			break;
@@ -378,18 +376,36 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 			return IO_BAD;
 		}
 	}
-	if (npos < 2 || !bs || !vec || io_size(OFF_ARG, pos[0], &off) ||
-	    io_size(LEN_ARG, pos[1], &len)) {
-		if (npos < 2 || !bs || !vec)
+	if (npos < 2 || !q->bs || !q->vec || io_size(OFF_ARG, pos[0], &q->off) ||
+	    io_size(LEN_ARG, pos[1], &q->len)) {
+		if (npos < 2 || !q->bs || !q->vec)
 			fprintf(stderr, "pwrite: usage: pwrite [-S seed] [-b bs] "
 				"[-V N] [-wWDq] off len\n");
 		return IO_BAD;
 	}
-	if (!direct_ok(io, "pwrite", off, len))
+	return IO_OK;
+}
+
+/*
+ * pwrite [-S SEED] [-b BS] [-V N] [-w] [-W] [-D] [-q] OFF LEN: without -S
+ * the bytes are 0xcd, as xfs_io's; -w fdatasyncs and -W fsyncs after the
+ * write, -D (RWF_DSYNC) fdatasyncs; ops are counted per BS (x N with -V).
+ */
+static int w_pwrite(struct io *io, int argc, char **argv)
+{
+	struct pwrite_req q = { .seed = 0xcd, .bs = XFS_IO_BS, .vec = 1 };
+	char line[256];
+	struct op op = { 0 };
+	double t0;
+	int64_t r;
+
+	if (pwrite_args(argc, argv, &q))
+		return IO_BAD;
+	if (!direct_ok(io, "pwrite", q.off, q.len))
 		return IO_FAILED;
 	/* the numbers as read here (0 octal and 0x hex, as xfs_io's) */
 	snprintf(line, sizeof(line), "pwrite -S 0x%" PRIx64 " %s%" PRIu64 " %" PRIu64,
-		 seed & 0xff, bopt, off, len);
+		 q.seed & 0xff, q.bopt, q.off, q.len);
 	t0 = mono_seconds();
 	r = apply_line(io, line, &op);
 	if (r == NOT_PARSED)
@@ -400,19 +416,20 @@ static int w_pwrite(struct io *io, int argc, char **argv)
 		r = target_apply(io->t, &wb, ++io->opno, io->buf, CHUNK) < 0 ? -EIO :
 		    r;
 	}
-	if (r >= 0 && sync) {
-		struct op s = { .kind = (uint8_t)sync, .file = op.file };
+	if (r >= 0 && q.sync) {
+		struct op s = { .kind = (uint8_t)q.sync, .file = op.file };
 		int64_t e = target_apply(io->t, &s, ++io->opno, io->buf, CHUNK);
 
 		if (e < 0)
-			return io_fail(sync == OP_FSYNC ? "fsync" : "fdatasync", (int)e);
+			return io_fail(q.sync == OP_FSYNC ? "fsync" : "fdatasync",
+				       (int)e);
 	}
 	if (r < 0)
 		return io_fail("pwrite", (int)r);
-	if (!quiet) {
+	if (!q.quiet) {
 		printf("wrote %" PRId64 "/%" PRIu64 " bytes at offset %" PRIu64 "\n",
-		       r, len, off);
-		report_rate((uint64_t)r, ops_of((uint64_t)r, bs * vec),
+		       r, q.len, q.off);
+		report_rate((uint64_t)r, ops_of((uint64_t)r, q.bs * q.vec),
 			    mono_seconds() - t0);
 	}
 	return IO_OK;
@@ -878,49 +895,86 @@ static int run_cmd(struct io *io, const char *cmd, int *quit)
 	return w->fn(io, argc, argv);
 }
 
+/* io --help: the usage, then one line per command word. */
+static void print_help(void)
+{
+	fputs(usage, stdout);
+	printf("\nCommands (`help CMD` among them says what differs from "
+	       "xfs_io):\n");
+	for (size_t i = 0; i < NWORDS; i++) {
+		fputs("  ", stdout);
+		print_usage(&words[i]);
+	}
+}
+
+/*
+ * io's command line: the -c commands into cmds, -o, -m and -r into env,
+ * the device into *spec.  0 or EXIT_USAGE (said why).
+ */
+static int io_args(int argc, char **argv, const char **cmds, int *ncmds,
+		   struct target_env *env, const char **spec)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-c") && i + 1 < argc)
+			cmds[(*ncmds)++] = argv[++i];
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			env->mount = argv[++i];
+		else if (!strcmp(argv[i], "-m") && i + 1 < argc)
+			env->mkfs = argv[++i];
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			env->rtdev = argv[++i];
+		else if (argv[i][0] == '-' || *spec) {
+			errmsg("unexpected argument '%s' (see --help)", argv[i]);
+			return EXIT_USAGE;
+		} else
+			*spec = argv[i];
+	}
+	if (!*spec) {
+		errmsg("no device given (see --help)");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * The commands in order, as xfs_io runs its -c list, until one quits:
+ * EXIT_USAGE if one did not parse, else EXIT_CHECK if one failed, else 0.
+ */
+static int run_cmds(struct io *io, const char **cmds, int ncmds)
+{
+	int failed = 0, bad = 0, quit = 0;
+
+	for (int i = 0; i < ncmds && !quit; i++) {
+		int r;
+
+		fflush(stdout); /* the order xfs_io's lines come in */
+		r = run_cmd(io, cmds[i], &quit);
+		bad |= r == IO_BAD;
+		failed |= r == IO_FAILED;
+		fflush(stdout);
+	}
+	return bad ? EXIT_USAGE : failed ? EXIT_CHECK : 0;
+}
+
 int cmd_io(int argc, char **argv)
 {
 	struct target_env env = { .dev = NULL, .keep_image = 1 };
 	const char *spec = NULL, **cmds;
 	char err[256];
 	struct io io = { 0 };
-	int ncmds = 0, rc = 0, failed = 0, bad = 0, quit = 0;
+	int ncmds = 0, rc = 0, status;
 
 	prog_cmd = "fsoracle io";
 	if (wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		printf("\nCommands (`help CMD` among them says what differs from "
-		       "xfs_io):\n");
-		for (size_t i = 0; i < NWORDS; i++) {
-			fputs("  ", stdout);
-			print_usage(&words[i]);
-		}
+		print_help();
 		return 0;
 	}
 	cmds = calloc((size_t)argc, sizeof(*cmds));
 	if (!cmds)
 		return EXIT_IO;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-c") && i + 1 < argc)
-			cmds[ncmds++] = argv[++i];
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			env.mount = argv[++i];
-		else if (!strcmp(argv[i], "-m") && i + 1 < argc)
-			env.mkfs = argv[++i];
-		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-			env.rtdev = argv[++i];
-		else if (argv[i][0] == '-' || spec) {
-			errmsg("unexpected argument '%s' (see --help)", argv[i]);
-			rc = EXIT_USAGE;
-			goto out;
-		} else
-			spec = argv[i];
-	}
-	if (!spec) {
-		errmsg("no device given (see --help)");
-		rc = EXIT_USAGE;
+	rc = io_args(argc, argv, cmds, &ncmds, &env, &spec);
+	if (rc)
 		goto out;
-	}
 	op_seq_init(&io.seq);
 	op_parser_init(&io.parser, &io.seq);
 	io.buf = malloc(CHUNK);
@@ -940,15 +994,7 @@ int cmd_io(int argc, char **argv)
 		}
 	}
 	target_set_names(io.t, &io.seq);
-	for (int i = 0; i < ncmds && !quit; i++) {
-		int r;
-
-		fflush(stdout); /* the order xfs_io's lines come in */
-		r = run_cmd(&io, cmds[i], &quit);
-		bad |= r == IO_BAD;
-		failed |= r == IO_FAILED;
-		fflush(stdout);
-	}
+	status = run_cmds(&io, cmds, ncmds);
 	if (io.t->ops->audit) {
 		char msg[256] = "";
 
@@ -959,7 +1005,7 @@ int cmd_io(int argc, char **argv)
 	}
 	target_list_close(&io.t, 1);
 	if (!rc)
-		rc = bad ? EXIT_USAGE : failed ? EXIT_CHECK : 0;
+		rc = status;
 out_buf:
 	free(io.buf);
 out_seq:

@@ -98,6 +98,46 @@ static int minimize_arg(void *ctx, int argc, char **argv, int *i)
 	return 0;
 }
 
+/*
+ * One more run writes the log with its failure comment and prints the
+ * report of the minimal failure, on fresh targets as `replay` would:
+ * devices the tries used can hold, where a cut drops a write, the same
+ * bytes an earlier try made durable there.  The checker is left in *c
+ * and the targets in t for the caller to free.  0 or EXIT_IO.
+ */
+static int write_minimal(const char *targets, struct target_env *env,
+			 struct target **t, int *n, const struct check_cfg *check,
+			 struct op_seq *seq, const char *out,
+			 const struct min_stats *st, struct checker **c)
+{
+	struct check_cfg cfg = *check;
+	int status, ret;
+
+	target_list_close(t, *n);
+	*n = 0;
+	if (runargs_open(targets, env, t, n, NULL))
+		return EXIT_IO;
+	cfg.log_path = strcmp(out, "-") ? out : NULL;
+	cfg.quiet = 0;
+	ret = check_new(t, *n, &cfg, seq, c);
+	if (ret) {
+		errmsg("cannot start the checker: %s", strerror(-ret));
+		return EXIT_IO;
+	}
+	status = check_run(*c, seq);
+	if (!strcmp(out, "-"))
+		check_write_log(*c, "/dev/stdout");
+	if (status != st->status)
+		errmsg("warning: the minimal log now fails with %s, not %s "
+		       "(a flaky target?)", check_status_name(status),
+		       check_status_name(st->status));
+	errmsg("%zu -> %zu ops, still %s (exit %d), %u runs%s; written to %s",
+	       st->ops_before, st->ops_after, check_status_name(st->status),
+	       st->status, st->runs, st->gave_up ? " (run budget spent: may "
+	       "not be minimal)" : "", strcmp(out, "-") ? out : "stdout");
+	return 0;
+}
+
 int cmd_minimize(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
@@ -158,42 +198,7 @@ int cmd_minimize(int argc, char **argv)
 		runargs_local_name(file, ".min.ops", outbuf, sizeof(outbuf));
 		out = outbuf;
 	}
-	/*
-	 * One more run writes the log with its failure comment and prints
-	 * the report of the minimal failure, on fresh targets as `replay`
-	 * would: devices the tries used can hold, where a cut drops a
-	 * write, the same bytes an earlier try made durable there.
-	 */
-	target_list_close(t, n);
-	n = 0;
-	if (runargs_open(targets, &env, t, &n, NULL)) {
-		rc = EXIT_IO;
-		goto out;
-	}
-	{
-		struct check_cfg cfg = o.check;
-		int status;
-
-		cfg.log_path = strcmp(out, "-") ? out : NULL;
-		cfg.quiet = 0;
-		ret = check_new(t, n, &cfg, &seq, &c);
-		if (ret) {
-			errmsg("cannot start the checker: %s", strerror(-ret));
-			rc = EXIT_IO;
-			goto out;
-		}
-		status = check_run(c, &seq);
-		if (!strcmp(out, "-"))
-			check_write_log(c, "/dev/stdout");
-		if (status != st.status)
-			errmsg("warning: the minimal log now fails with %s, not %s "
-			       "(a flaky target?)", check_status_name(status),
-			       check_status_name(st.status));
-	}
-	errmsg("%zu -> %zu ops, still %s (exit %d), %u runs%s; written to %s",
-	       st.ops_before, st.ops_after, check_status_name(st.status),
-	       st.status, st.runs, st.gave_up ? " (run budget spent: may "
-	       "not be minimal)" : "", strcmp(out, "-") ? out : "stdout");
+	rc = write_minimal(targets, &env, t, &n, &o.check, &seq, out, &st, &c);
 out:
 	check_free(c);
 	target_list_close(t, n);

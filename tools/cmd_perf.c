@@ -670,6 +670,60 @@ static int calibrate(const struct args *a)
 	return bad ? EXIT_CHECK : 0;
 }
 
+/* --json and --svg: the run's reports.  0, or EXIT_IO (said why). */
+static int write_reports(const struct args *a, const struct perf_result *res,
+			 unsigned n)
+{
+	int rc = 0;
+
+	if (a->json) {
+		FILE *f = fopen(a->json, "w");
+
+		if (!f || perf_write_json(f, &a->o, res, n) || fclose(f)) {
+			errmsg("%s: cannot write: %s", a->json, strerror(errno));
+			rc = EXIT_IO;
+		}
+	}
+	if (a->svg) {
+		char err[512];
+
+		if (perf_write_svgs(a->svg, res, n, err, sizeof(err))) {
+			errmsg("%s", err);
+			rc = EXIT_IO;
+		}
+	}
+	return rc;
+}
+
+/*
+ * --baseline: this run, as its JSON, compared with the saved one (more
+ * rounds of this build while undecided).  rc as it was, unless the
+ * comparison fails it first (or memory runs out: EXIT_CHECK).
+ */
+static int against_baseline(struct args *a, const struct perf_result *res,
+			    unsigned n, const struct perf_cmp_opts *co, int rc)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int crc;
+
+	if (!m || perf_write_json(m, &a->o, res, n) || fclose(m)) {
+		errmsg("out of memory");
+		rc = EXIT_CHECK;
+	} else {
+		printf("\n");
+		struct perf_more more = { baseline_round, &a->o,
+					  a->budget / 2 };
+
+		crc = compare(a->baseline, "this run", text, co, &more);
+		if (crc && !rc)
+			rc = crc;
+	}
+	free(text);
+	return rc;
+}
+
 int cmd_perf(int argc, char **argv)
 {
 	struct args a;
@@ -717,43 +771,10 @@ int cmd_perf(int argc, char **argv)
 	}
 	perf_print_table(stdout, res, n);
 	rc = bad ? EXIT_CHECK : 0;
-	if (a.json) {
-		FILE *f = fopen(a.json, "w");
-
-		if (!f || perf_write_json(f, &a.o, res, n) || fclose(f)) {
-			errmsg("%s: cannot write: %s", a.json, strerror(errno));
-			rc = EXIT_IO;
-		}
-	}
-	if (a.svg) {
-		char err[512];
-
-		if (perf_write_svgs(a.svg, res, n, err, sizeof(err))) {
-			errmsg("%s", err);
-			rc = EXIT_IO;
-		}
-	}
-	if (a.baseline) {
-		char *text = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&text, &len);
-		int crc;
-
-		if (!m || perf_write_json(m, &a.o, res, n) || fclose(m)) {
-			errmsg("out of memory");
-			rc = EXIT_CHECK;
-		} else {
-			printf("\n");
-			struct perf_more more = { baseline_round, &a.o,
-						  a.budget / 2 };
-
-			crc = compare(a.baseline, "this run", text, &co,
-				      &more);
-			if (crc && !rc)
-				rc = crc;
-		}
-		free(text);
-	}
+	if (write_reports(&a, res, n))
+		rc = EXIT_IO;
+	if (a.baseline)
+		rc = against_baseline(&a, res, n, &co, rc);
 	for (unsigned i = 0; i < n; i++)
 		perf_result_free(&res[i]);
 	free(res);

@@ -188,19 +188,17 @@ static void run_one(const struct props_suite *s, const struct props_prop *p,
 	props_report_free(&rep);
 }
 
-int cmd_prop(int argc, char **argv)
+/*
+ * prop's command line: the options into o, list and bench, --logs into
+ * the tally, the names into sel.  0 or EXIT_USAGE (said why).
+ */
+static int prop_args(int argc, char **argv, struct props_override *o,
+		     struct selection *sel, struct tally *tally, int *list,
+		     int *bench)
 {
-	struct props_override o = { .db = DEFAULT_DB };
-	struct selection sel = { .n = 0 };
-	struct tally tally = { 0 };
-	int list = 0, bench = 0, bad;
 	const char *v;
+	int bad;
 
-	prog_cmd = "fsoracle prop";
-	if (wants_help(argc, argv)) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
 	for (int i = 1; i < argc; i++) {
 		uint64_t n;
 
@@ -209,37 +207,37 @@ int cmd_prop(int argc, char **argv)
 				errmsg("--trials: bad count '%s'", v);
 				return EXIT_USAGE;
 			}
-			o.trials = (uint32_t)n;
+			o->trials = (uint32_t)n;
 		} else if ((v = runopts_value("--seed", argc, argv, &i, &bad))) {
-			if (parse_u64(v, &o.seed)) {
+			if (parse_u64(v, &o->seed)) {
 				errmsg("--seed: bad number '%s'", v);
 				return EXIT_USAGE;
 			}
-			o.have_seed = 1;
+			o->have_seed = 1;
 		} else if ((v = runopts_value("--db", argc, argv, &i, &bad))) {
-			o.db = v;
+			o->db = v;
 		} else if ((v = runopts_value("--logs", argc, argv, &i, &bad))) {
-			tally.logs = v;
+			tally->logs = v;
 		} else if (bad) {
 			errmsg("%s needs a value", argv[i]);
 			return EXIT_USAGE;
 		} else if (!strcmp(argv[i], "--no-db")) {
-			o.db = NULL;
+			o->db = NULL;
 		} else if (!strcmp(argv[i], "--fork")) {
-			o.fork = 1;
+			o->fork = 1;
 		} else if (!strcmp(argv[i], "--progress")) {
-			o.progress = 1;
+			o->progress = 1;
 		} else if (!strcmp(argv[i], "-q")) {
-			o.terse = 1;
+			o->terse = 1;
 		} else if (!strcmp(argv[i], "--list")) {
-			list = 1;
+			*list = 1;
 		} else if (!strcmp(argv[i], "--bench")) {
-			bench = 1;
+			*bench = 1;
 		} else if (argv[i][0] == '-') {
 			errmsg("unknown option '%s' (see --help)", argv[i]);
 			return EXIT_USAGE;
 		} else {
-			int r = select_name(&sel, argv[i]);
+			int r = select_name(sel, argv[i]);
 
 			if (r == -ENOENT) {
 				errmsg("no suite or property '%s' (see --list)",
@@ -252,6 +250,48 @@ int cmd_prop(int argc, char **argv)
 			}
 		}
 	}
+	return 0;
+}
+
+/* No --seed: one from the clock and the process id. */
+static uint64_t clock_seed(void)
+{
+	struct timespec ts;
+	uint64_t x;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+	    (uint64_t)getpid();
+	return rng_splitmix64(&x);
+}
+
+/* The last line: what passed, failed, was skipped, known and planted. */
+static void print_tally(const struct tally *tally)
+{
+	printf("props: %u passed, %u failed, %u skipped", tally->passed,
+	       tally->failed, tally->skipped);
+	if (tally->known)
+		printf(", %u known bugs", tally->known);
+	if (tally->planted_ok)
+		printf(", %u planted failures found", tally->planted_ok);
+	printf("\n");
+}
+
+int cmd_prop(int argc, char **argv)
+{
+	struct props_override o = { .db = DEFAULT_DB };
+	struct selection sel = { .n = 0 };
+	struct tally tally = { 0 };
+	int list = 0, bench = 0, rc;
+
+	prog_cmd = "fsoracle prop";
+	if (wants_help(argc, argv)) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	rc = prop_args(argc, argv, &o, &sel, &tally, &list, &bench);
+	if (rc)
+		return rc;
 	if (list) {
 		list_all();
 		return 0;
@@ -263,13 +303,7 @@ int cmd_prop(int argc, char **argv)
 			if (!props_suites[i]->planted)
 				select_name(&sel, props_suites[i]->name);
 	if (!o.have_seed) {
-		struct timespec ts;
-		uint64_t x;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		    (uint64_t)getpid();
-		o.seed = rng_splitmix64(&x);
+		o.seed = clock_seed();
 		o.have_seed = 1;
 	}
 	printf("fsoracle prop: run seed 0x%016" PRIx64 " (--seed repeats "
@@ -277,12 +311,6 @@ int cmd_prop(int argc, char **argv)
 	fflush(stdout);
 	for (size_t i = 0; i < sel.n; i++)
 		run_one(sel.s[i], sel.p[i], &o, &tally);
-	printf("props: %u passed, %u failed, %u skipped", tally.passed,
-	       tally.failed, tally.skipped);
-	if (tally.known)
-		printf(", %u known bugs", tally.known);
-	if (tally.planted_ok)
-		printf(", %u planted failures found", tally.planted_ok);
-	printf("\n");
+	print_tally(&tally);
 	return tally.failed ? EXIT_CHECK : 0;
 }

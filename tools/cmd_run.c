@@ -427,6 +427,76 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 	print_repro(argc, argv, seed, done);
 }
 
+/*
+ * What the options leave to the run: --export-fsx keeps to one file, no
+ * --seed draws one from the clock, neither --ops nor --minutes means a
+ * million ops, no --targets the default list.  0 or EXIT_USAGE.
+ */
+static int settle_args(struct run_args *a, struct runopts *o)
+{
+	if (a->xfsx && o->geom.nfiles > 1) {
+		errmsg("--export-fsx: fsx works on one file (--files 1)");
+		return EXIT_USAGE;
+	}
+	if (a->xfsx)
+		o->geom.nfiles = 1;
+	if (!a->have_seed) {
+		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+
+		a->seed = rng_splitmix64(&x) % 1000000000ull;
+	}
+	if (!a->max_ops && !a->minutes)
+		a->max_ops = 1000000;
+	if (!o->targets)
+		o->targets = RUN_DEFAULT_TARGETS;
+	return 0;
+}
+
+/*
+ * The targets, opened with power cuts unless --weights leaves cut out
+ * (see --help).  0 or runargs_open's exit status.
+ */
+static int open_targets(struct runopts *o, const struct gen_cfg *gcfg,
+			struct target_env *env, const char **targets,
+			struct target **t, int *n)
+{
+	runopts_resolve(o, NULL, env, targets);
+	env->power_cuts = 1;
+	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
+		if (gcfg->weight[k])
+			env->power_cuts = gcfg->weight[OP_CUT] != 0;
+	return runargs_open(*targets, env, t, n, NULL);
+}
+
+/*
+ * The soak itself, from the first round to the summary, and the fsx
+ * export of what ran.  The checker's status, else export_fsx's.
+ */
+static int run_rounds(struct checker *c, struct gen *g,
+		      const struct run_args *a, const struct op_seq *meta,
+		      struct op_seq *xops, uint32_t blocksize, int argc,
+		      char **argv)
+{
+	uint64_t done = 0;
+	double t0, deadline = 0;
+	int rc, ret;
+
+	t0 = mono_seconds();
+	if (a->minutes)
+		deadline = t0 + a->minutes * 60;
+	rc = soak(c, g, a, t0, deadline, xops, &done);
+	if (!rc)
+		rc = check_finish(c);
+	print_summary(c, rc, a->seed, done, mono_seconds() - t0, argc, argv);
+	if (a->xfsx) {
+		op_seq_copy_meta(xops, meta);
+		ret = export_fsx(xops, a->xfsx, blocksize);
+		if (!rc)
+			rc = ret;
+	}
+	return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct target *t[TARGET_MAX];
@@ -439,8 +509,6 @@ int cmd_run(int argc, char **argv)
 	struct op_seq meta, xops;
 	const char *targets;
 	char logbuf[128];
-	uint64_t done = 0;
-	double t0, deadline = 0;
 	int n = 0, rc = 0, ret;
 
 	prog_cmd = "fsoracle run";
@@ -455,28 +523,10 @@ int cmd_run(int argc, char **argv)
 	rc = runargs_parse(&o, argc, argv, run_arg, &a);
 	if (rc)
 		return rc;
-	if (a.xfsx && o.geom.nfiles > 1) {
-		errmsg("--export-fsx: fsx works on one file (--files 1)");
-		return EXIT_USAGE;
-	}
-	if (a.xfsx)
-		o.geom.nfiles = 1;
-	if (!a.have_seed) {
-		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-
-		a.seed = rng_splitmix64(&x) % 1000000000ull;
-	}
-	if (!a.max_ops && !a.minutes)
-		a.max_ops = 1000000;
-	if (!o.targets)
-		o.targets = RUN_DEFAULT_TARGETS;
-	runopts_resolve(&o, NULL, &env, &targets);
-	/* power cuts unless --weights leaves cut out (see --help) */
-	env.power_cuts = 1;
-	for (unsigned k = 1; k < OP_KIND_COUNT; k++)
-		if (gcfg.weight[k])
-			env.power_cuts = gcfg.weight[OP_CUT] != 0;
-	rc = runargs_open(targets, &env, t, &n, NULL);
+	rc = settle_args(&a, &o);
+	if (rc)
+		return rc;
+	rc = open_targets(&o, &gcfg, &env, &targets, t, &n);
 	if (rc)
 		return rc;
 	runopts_record_env(&env, &meta);
@@ -512,19 +562,7 @@ int cmd_run(int argc, char **argv)
 	}
 	print_start(&a, &g, targets, c, t, n);
 
-	t0 = mono_seconds();
-	if (a.minutes)
-		deadline = t0 + a.minutes * 60;
-	rc = soak(c, &g, &a, t0, deadline, &xops, &done);
-	if (!rc)
-		rc = check_finish(c);
-	print_summary(c, rc, a.seed, done, mono_seconds() - t0, argc, argv);
-	if (a.xfsx) {
-		op_seq_copy_meta(&xops, &meta);
-		ret = export_fsx(&xops, a.xfsx, gcfg.blocksize);
-		if (!rc)
-			rc = ret;
-	}
+	rc = run_rounds(c, &g, &a, &meta, &xops, gcfg.blocksize, argc, argv);
 out:
 	check_free(c);
 	target_list_close(t, n);

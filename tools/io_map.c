@@ -351,25 +351,20 @@ int io_bmap(struct io *io, int argc, char **argv)
 #define FIEMAP_UNWRITTEN 0x800
 #define FIEMAP_SHARED    0x2000
 
-/* fiemap [-v] [-l] [OFF [LEN]]: rows that touch [OFF, OFF+LEN). */
-int io_fiemap(struct io *io, int argc, char **argv)
+/* fiemap's options: -v, -l and up to two numbers.  IO_OK or IO_BAD. */
+static int fiemap_args(int argc, char **argv, uint64_t pos[2], int *verbose,
+		       int *lengths)
 {
 	struct io_opts o;
-	struct rows rs;
-	struct ref_stat st;
 	const char *arg;
-	uint64_t pos[2] = { 0, UINT64_MAX };
-	int c, verbose = 0, lengths = 0, npos = 0, err;
-	int fw, bw, aw, tw, flw = 5;
-	size_t last = SIZE_MAX, out = 0;
-	char a[64], b[64], f[16];
+	int c, npos = 0;
 
 	io_opts_init(&o, argc, argv, "vl");
 	while ((c = io_opts_next(&o, &arg)) != -1) {
 		if (c == 'v')
-			verbose = 1;
+			*verbose = 1;
 		else if (c == 'l')
-			lengths = 1;
+			*lengths = 1;
 		else if (c == 0 && npos < 2) {
 			if (io_size(npos ? "non-numeric length argument" :
 				    "non-numeric offset argument", arg, &pos[npos]))
@@ -383,14 +378,16 @@ int io_fiemap(struct io *io, int argc, char **argv)
 	}
 	if (npos == 2)
 		pos[1] = pos[0] + pos[1] < pos[0] ? UINT64_MAX : pos[0] + pos[1];
-	err = build(io, 0, &rs, &st);
-	if (err) {
-		rows_free(&rs);
-		return io_fail("fiemap", err);
-	}
-	/* keep the rows in range, cut to it (in 512-byte units), as XFS */
-	for (size_t i = 0; i < rs.n; i++) {
-		struct row r = rs.r[i];
+	return IO_OK;
+}
+
+/* Keep the rows in [pos[0], pos[1]), cut to it (in 512-byte units), as XFS. */
+static void fiemap_clip(struct rows *rs, const uint64_t pos[2])
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		struct row r = rs->r[i];
 		uint64_t lo = pos[0] / 512, hi = (pos[1] + 511) / 512;
 
 		if (pos[1] == UINT64_MAX)
@@ -405,23 +402,26 @@ int io_fiemap(struct io *io, int argc, char **argv)
 			r.bend -= r.end - hi;
 			r.end = hi;
 		}
-		rs.r[out++] = r;
+		rs->r[out++] = r;
 	}
-	rs.n = out;
-	for (size_t i = 0; i < rs.n; i++)
-		if (!rs.r[i].hole)
+	rs->n = out;
+}
+
+/* fiemap -v's table: the last extent that is not a hole carries LAST. */
+static void fiemap_table(const struct rows *rs)
+{
+	int fw, bw, aw, tw, flw = 5;
+	size_t last = SIZE_MAX;
+	char a[64], b[64], f[16];
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (!rs->r[i].hole)
 			last = i;
-	printf("%s:\n", io_cur_name(io));
-	if (!verbose || !rs.n) {
-		print_plain(&rs, lengths);
-		rows_free(&rs);
-		return IO_OK;
-	}
-	widths(&rs, &fw, &bw, &aw, &tw);
+	widths(rs, &fw, &bw, &aw, &tw);
 	printf(" EXT: %-*s %-*s %*s %*s\n", fw, "FILE-OFFSET", bw, "BLOCK-RANGE",
 	       tw, "TOTAL", flw, "FLAGS");
-	for (size_t i = 0; i < rs.n; i++) {
-		const struct row *r = &rs.r[i];
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
 		unsigned fl = (i == last ? FIEMAP_LAST : 0) |
 			      (r->shared ? FIEMAP_SHARED : 0) |
 			      ((r->state & REF_EXT_UNWRITTEN) ? FIEMAP_UNWRITTEN : 0) |
@@ -438,8 +438,112 @@ int io_fiemap(struct io *io, int argc, char **argv)
 		printf("%4zu: %-*s %-*s %*" PRIu64 " %*s\n", i, fw, a, bw, b, tw,
 		       r->end - r->off, flw, f);
 	}
+}
+
+/* fiemap [-v] [-l] [OFF [LEN]]: rows that touch [OFF, OFF+LEN). */
+int io_fiemap(struct io *io, int argc, char **argv)
+{
+	struct rows rs;
+	struct ref_stat st;
+	uint64_t pos[2] = { 0, UINT64_MAX };
+	int verbose = 0, lengths = 0, err;
+
+	if (fiemap_args(argc, argv, pos, &verbose, &lengths))
+		return IO_BAD;
+	err = build(io, 0, &rs, &st);
+	if (err) {
+		rows_free(&rs);
+		return io_fail("fiemap", err);
+	}
+	fiemap_clip(&rs, pos);
+	printf("%s:\n", io_cur_name(io));
+	if (!verbose || !rs.n)
+		print_plain(&rs, lengths);
+	else
+		fiemap_table(&rs);
 	rows_free(&rs);
 	return IO_OK;
+}
+
+/* What seek asks for: the offset, which kinds of region, how many. */
+struct seek_req {
+	uint64_t off;
+	int want_d, want_h, all, start;
+};
+
+/* seek's options: -a|-d|-h, -r, -s and one offset.  IO_OK or IO_BAD. */
+static int seek_args(int argc, char **argv, struct seek_req *q)
+{
+	struct io_opts o;
+	const char *arg;
+	int c, have_off = 0;
+
+	io_opts_init(&o, argc, argv, "adhrs");
+	while ((c = io_opts_next(&o, &arg)) != -1) {
+		if (c == 'a')
+			q->want_d = q->want_h = 1;
+		else if (c == 'd')
+			q->want_d = 1;
+		else if (c == 'h')
+			q->want_h = 1;
+		else if (c == 'r')
+			q->all = 1;
+		else if (c == 's')
+			q->start = 1;
+		else if (c == 0 && !have_off) {
+			if (io_size("non-numeric offset argument", arg, &q->off))
+				return IO_BAD;
+			have_off = 1;
+		} else {
+			if (c == 0)
+				fprintf(stderr, "seek: extra argument '%s'\n", arg);
+			return IO_BAD;
+		}
+	}
+	if (!have_off || (!q->want_d && !q->want_h)) {
+		fprintf(stderr, "seek: usage: seek -a | -d | -h [-r] [-s] off\n");
+		return IO_BAD;
+	}
+	return IO_OK;
+}
+
+/*
+ * The region that holds pos: whether it is data (*in_data) and where
+ * the next region starts (its end, at most size).
+ */
+static uint64_t seek_region(const struct rows *rs, uint64_t pos,
+			    uint64_t size, int *in_data)
+{
+	uint64_t end = size;
+
+	*in_data = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		int data = !r->hole && !(r->state & REF_EXT_UNWRITTEN);
+		uint64_t b0 = r->off * 512, b1 = r->end * 512;
+
+		if (b1 <= pos)
+			continue;
+		if (b0 <= pos) {
+			*in_data = data;
+			continue;
+		}
+		if (data != *in_data) {
+			end = b0;
+			break;
+		}
+	}
+	return end > size ? size : end;
+}
+
+/* One line of the answer: kind, [-s: where the walk was,] the start. */
+static void seek_line(const struct seek_req *q, const char *kind,
+		      uint64_t prev, uint64_t pos)
+{
+	if (q->start)
+		printf("%s\t%" PRIu64 "\t%" PRIu64 "\n", kind, prev, pos);
+	else
+		printf("%s\t%" PRIu64 "\n", kind, pos);
 }
 
 /*
@@ -453,103 +557,46 @@ int io_fiemap(struct io *io, int argc, char **argv)
  */
 int io_seek(struct io *io, int argc, char **argv)
 {
-	struct io_opts o;
+	struct seek_req q = { 0 };
 	struct rows rs;
 	struct ref_stat st;
-	const char *arg;
-	uint64_t off = 0, prev;
-	int c, want_d = 0, want_h = 0, all = 0, start = 0, have_off = 0;
-	int err, printed = 0, in_data;
+	uint64_t pos, prev;
+	int err, printed = 0, regions = 0, in_data;
 
-	io_opts_init(&o, argc, argv, "adhrs");
-	while ((c = io_opts_next(&o, &arg)) != -1) {
-		if (c == 'a')
-			want_d = want_h = 1;
-		else if (c == 'd')
-			want_d = 1;
-		else if (c == 'h')
-			want_h = 1;
-		else if (c == 'r')
-			all = 1;
-		else if (c == 's')
-			start = 1;
-		else if (c == 0 && !have_off) {
-			if (io_size("non-numeric offset argument", arg, &off))
-				return IO_BAD;
-			have_off = 1;
-		} else {
-			if (c == 0)
-				fprintf(stderr, "seek: extra argument '%s'\n", arg);
-			return IO_BAD;
-		}
-	}
-	if (!have_off || (!want_d && !want_h)) {
-		fprintf(stderr, "seek: usage: seek -a | -d | -h [-r] [-s] off\n");
+	if (seek_args(argc, argv, &q))
 		return IO_BAD;
-	}
 	err = build(io, 0, &rs, &st);
 	if (err) {
 		rows_free(&rs);
 		return io_fail("seek", err);
 	}
-	printf(start ? "Whence\tStart\tResult\n" : "Whence\tResult\n");
-	prev = off;
+	printf(q.start ? "Whence\tStart\tResult\n" : "Whence\tResult\n");
 	/* walk the regions from off: [pos, next boundary) of one kind */
-	{
-		uint64_t pos = off;
-		int regions = 0;
+	prev = pos = q.off;
+	while (pos < st.size) {
+		uint64_t end = seek_region(&rs, pos, st.size, &in_data);
 
-		while (pos < st.size) {
-			uint64_t end = st.size;
-
-			in_data = 0;
-			for (size_t i = 0; i < rs.n; i++) {
-				const struct row *r = &rs.r[i];
-				int data = !r->hole && !(r->state & REF_EXT_UNWRITTEN);
-				uint64_t b0 = r->off * 512, b1 = r->end * 512;
-
-				if (b1 <= pos)
-					continue;
-				if (b0 <= pos) {
-					in_data = data;
-					continue;
-				}
-				if (data != in_data) {
-					end = b0;
-					break;
-				}
-			}
-			if (end > st.size)
-				end = st.size;
-			if ((in_data && want_d) || (!in_data && want_h)) {
-				if (start)
-					printf("%s\t%" PRIu64 "\t%" PRIu64 "\n",
-					       in_data ? "DATA" : "HOLE", prev, pos);
-				else
-					printf("%s\t%" PRIu64 "\n",
-					       in_data ? "DATA" : "HOLE", pos);
-				printed++;
-			}
-			regions++;
-			prev = pos;
-			pos = end;
-			if (!all && (want_d && want_h ? regions == 2 : printed == 1))
-				break;
-			/* data up to EOF: the hole at EOF is the next region */
-			if (in_data && pos == st.size && want_h) {
-				if (start)
-					printf("HOLE\t%" PRIu64 "\t%" PRIu64 "\n", prev, pos);
-				else
-					printf("HOLE\t%" PRIu64 "\n", pos);
-				printed++;
-			}
+		if ((in_data && q.want_d) || (!in_data && q.want_h)) {
+			seek_line(&q, in_data ? "DATA" : "HOLE", prev, pos);
+			printed++;
+		}
+		regions++;
+		prev = pos;
+		pos = end;
+		if (!q.all && (q.want_d && q.want_h ? regions == 2 : printed == 1))
+			break;
+		/* data up to EOF: the hole at EOF is the next region */
+		if (in_data && pos == st.size && q.want_h) {
+			seek_line(&q, "HOLE", prev, pos);
+			printed++;
 		}
 	}
 	if (!printed) {
-		if (start)
-			printf("%s\t%" PRIu64 "\tEOF\n", want_d ? "DATA" : "HOLE", off);
+		if (q.start)
+			printf("%s\t%" PRIu64 "\tEOF\n", q.want_d ? "DATA" : "HOLE",
+			       q.off);
 		else
-			printf("%s\tEOF\n", want_d ? "DATA" : "HOLE");
+			printf("%s\tEOF\n", q.want_d ? "DATA" : "HOLE");
 	}
 	rows_free(&rs);
 	return IO_OK;
