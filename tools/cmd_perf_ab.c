@@ -47,7 +47,7 @@ int perf_ab_sample(const char *spec, const struct perf_opts *o)
 	const struct perf_scenario *sc;
 	struct perf_job j = { .where = PERF_TIME };
 	struct perf_counts c;
-	double secs, plant = 0;
+	double secs = 0, plant = 0; /* the loop runs at least once */
 	int rc;
 
 	if (sscanf(spec, "%15[^:]:%u:%llu:%u", id, &variant, &param,
