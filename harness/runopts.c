@@ -58,18 +58,12 @@ const char *runopts_value(const char *name, int argc, char **argv, int *i,
 	const char *a = argv[*i];
 	size_t l = strlen(name);
 
-	*bad = 0;
-	if (strncmp(a, name, l))
-		return NULL;
+	if (strncmp(a, name, l) || (a[l] && a[l] != '='))
+		return NULL; /* not this option: *bad as it was */
+	*bad = !a[l] && *i + 1 >= argc;
 	if (a[l] == '=')
 		return a + l + 1;
-	if (a[l])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*bad = 1;
-		return NULL;
-	}
-	return argv[++*i];
+	return *bad ? NULL : argv[++*i];
 }
 
 static int count(const char *s, uint32_t *out)

@@ -58,7 +58,10 @@ void runopts_resolve(const struct runopts *o, const struct op_seq *seq,
 void runopts_record_env(const struct target_env *env, struct op_seq *seq);
 
 /* "--opt VALUE" / "--opt=VALUE" matching for a command's own options:
- * returns the value (consuming it) or NULL; *bad set when it is missing. */
+ * returns the value (consuming it) or NULL.  When argv[*i] is this
+ * option, *bad says whether its value is missing; otherwise *bad is left
+ * as it was, so a chain of calls (callers start it at 0) ends with *bad
+ * set if any option in it lacked its value. */
 const char *runopts_value(const char *name, int argc, char **argv, int *i,
 			  int *bad);
 

@@ -495,6 +495,14 @@ printf '%s\n' "#! fsoracle dev=pmem:$tmp/pt.img,size=64m mount=pagecache=16 targ
 	"pwrite 0 1" "file f2" "fsync" "crash" >"$tmp/pt.ops"
 expect_status 0 "a torn pmem header, then a cut in its copy's rewrite" -- run replay "$tmp/pt.ops"
 
+# --- an option without its value says so, whichever option of the
+#     command's own it is (the last one tried used to decide)
+for c in "minimize -o" "minimize --max-runs" "run --seed" "run --export-fsx" \
+	"replay --log" "prop --trials" "cutall --subsets" "replay --targets"; do
+	expect_status 2 "$c without a value" -- run $c
+	expect_grep "$tmp/err" "${c#* } needs a value\$" "$c: needs a value"
+done
+
 # --- data=writeback on a zoned realtime device: a commit that maps
 #     appended rt extents flushes the realtime device first, in every
 #     data mode; a lazy writeback commit flushed nothing, so a cut lost

@@ -203,7 +203,7 @@ static int cutall_arg(struct cutall_args *a, int argc, char **argv, int *i)
 	struct cutall_cfg *cfg = &a->cfg;
 	const char *v;
 	uint64_t n;
-	int bad, ret = 0;
+	int bad = 0, ret = 0;
 
 	if ((v = runopts_value("--corpus", argc, argv, i, &bad))) {
 		ret = add_arg(&a->ps, v);

@@ -66,7 +66,7 @@ static int minimize_arg(void *ctx, int argc, char **argv, int *i)
 {
 	struct minimize_args *a = ctx;
 	const char *v;
-	int bad;
+	int bad = 0;
 
 	if ((v = runopts_value("-o", argc, argv, i, &bad)) != NULL) {
 		a->out = v;

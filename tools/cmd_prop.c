@@ -197,7 +197,7 @@ static int prop_args(int argc, char **argv, struct props_override *o,
 		     int *bench)
 {
 	const char *v;
-	int bad;
+	int bad = 0;
 
 	for (int i = 1; i < argc; i++) {
 		uint64_t n;

@@ -142,7 +142,7 @@ static int replay_arg(void *ctx, int argc, char **argv, int *i)
 {
 	struct replay_args *a = ctx;
 	const char *v;
-	int bad;
+	int bad = 0;
 
 	if ((v = runopts_value("--log", argc, argv, i, &bad)) != NULL) {
 		a->log = v;

@@ -205,7 +205,7 @@ static int run_arg(void *ctx, int argc, char **argv, int *i)
 	struct run_args *a = ctx;
 	const char *v;
 	char err[512];
-	int bad;
+	int bad = 0;
 
 	if ((v = runopts_value("--seed", argc, argv, i, &bad))) {
 		if (arg_u64(v, &a->seed)) {
