@@ -503,6 +503,11 @@ for c in "minimize -o" "minimize --max-runs" "run --seed" "run --export-fsx" \
 	expect_grep "$tmp/err" "${c#* } needs a value\$" "$c: needs a value"
 done
 
+# --- a bad --ab-plant is refused at once, in its own name (it used to
+#     reach B as --plant, whose failed child read as a regression)
+expect_status 2 "perf --ab-plant with a bad value" -- run perf --ab "$FSO" 000 --ab-plant 000=x
+expect_grep "$tmp/err" '^fsoracle perf: --ab-plant takes SCENARIO=PCT' "--ab-plant names itself"
+
 # --- data=writeback on a zoned realtime device: a commit that maps
 #     appended rt extents flushes the realtime device first, in every
 #     data mode; a lazy writeback commit flushed nothing, so a cut lost

@@ -243,10 +243,10 @@ static int missing(const char *opt)
 	return EXIT_USAGE;
 }
 
-static int bad_plant(void)
+static int bad_plant(const char *opt)
 {
-	errmsg("--plant takes SCENARIO=PCT (e.g. 000=5), a known scenario "
-	       "and 0 < PCT <= 1000");
+	errmsg("%s takes SCENARIO=PCT (e.g. 000=5), a known scenario "
+	       "and 0 < PCT <= 1000", opt);
 	return EXIT_USAGE;
 }
 
@@ -346,20 +346,26 @@ static int measure_option(struct args *a, const char *s, const char *val,
 }
 
 /* --plant SCENARIO=PCT: 0 or EXIT_USAGE. */
-static int plant_option(struct args *a, const char *val)
+/* SCENARIO=PCT: a known scenario into id, 0 < PCT <= 1000 into *pct. */
+static bool plant_spec(const char *val, char *id, size_t idlen, double *pct)
 {
-	static char id[32];
 	const char *eq = val ? strchr(val, '=') : NULL;
 	char *end;
 
-	if (!eq || eq == val || (size_t)(eq - val) >= sizeof(id))
-		return bad_plant();
+	if (!eq || eq == val || (size_t)(eq - val) >= idlen)
+		return false;
 	memcpy(id, val, (size_t)(eq - val));
 	id[eq - val] = 0;
-	a->o.plant_pct = strtod(eq + 1, &end);
-	if (*end || !(a->o.plant_pct > 0) || a->o.plant_pct > 1000 ||
-	    !perf_scenario_find(id))
-		return bad_plant();
+	*pct = strtod(eq + 1, &end);
+	return !*end && *pct > 0 && *pct <= 1000 && perf_scenario_find(id);
+}
+
+static int plant_option(struct args *a, const char *val)
+{
+	static char id[32];
+
+	if (!plant_spec(val, id, sizeof(id), &a->o.plant_pct))
+		return bad_plant("--plant");
 	a->o.plant_id = id;
 	return 0;
 }
@@ -392,9 +398,12 @@ static int run_option(struct args *a, int argc, char **argv, int *i)
 		else
 			a->sample = val;
 	} else if (!strcmp(s, "--ab-plant")) {
+		char id[32];
+		double pct;
+
 		if (!val || strlen(val) >= sizeof(a->ab_plant) ||
-		    !strchr(val, '=') || strchr(val, '\''))
-			return bad_plant();
+		    strchr(val, '\'') || !plant_spec(val, id, sizeof(id), &pct))
+			return bad_plant("--ab-plant");
 		snprintf(a->ab_plant, sizeof(a->ab_plant), "%s", val);
 	} else if (!strcmp(s, "--compare")) {
 		if (*i + 2 >= argc)
