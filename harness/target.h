@@ -117,6 +117,16 @@ struct target_ops {
 	/* Read without side effects (no create): bytes read or -errno. */
 	int64_t (*read)(struct target *t, unsigned file, uint64_t off,
 			void *buf, size_t len);
+	/*
+	 * The bytes of file i at off where the target keeps them, not
+	 * copied: *p points at the next of them, at most len (NULL: they
+	 * are zeros), and the return says how many, at least 1 below the
+	 * size, 0 at or past it, or -errno.  What read would give, piece by
+	 * piece.  NULL when the target has no such view (the model has one:
+	 * a verify compares with its bytes in place).
+	 */
+	int64_t (*peek)(struct target *t, unsigned file, uint64_t off,
+			size_t len, const uint8_t **p);
 	/* Bit i set when file i exists.  0 or -errno. */
 	int (*list)(struct target *t, uint32_t *mask);
 	/* Internal consistency (fsck); NULL when there is none.  0 or

@@ -42,8 +42,8 @@ struct model {
 	struct mfile f[OP_MAX_FILES];
 	uint8_t **spare;   /* freed chunks kept for reuse (no malloc churn)   */
 	size_t nspare, spare_cap;
-	uint8_t *bounce;   /* CHUNK bytes: moves and copies go through here   */
-	uint8_t *bounce2;  /* CHUNK bytes: exchange needs two                 */
+	uint8_t *bounce;   /* CHUNK bytes each: an exchange swaps through     */
+	uint8_t *bounce2;  /* these two                                       */
 };
 
 static struct model *to_model(struct target *t)
@@ -98,6 +98,31 @@ static uint8_t *chunk_new(struct model *m, uint64_t co, uint64_t n)
 	return c;
 }
 
+/*
+ * Chunk ci of f for writing [co, co + n) of it: allocated (zero outside
+ * that range) when it is not there yet.  NULL when memory ran out.
+ */
+static uint8_t *mf_chunk_for(struct model *m, struct mfile *f, uint64_t ci,
+			     uint64_t co, uint64_t n)
+{
+	if (ci >= f->nchunk) {
+		uint64_t want = f->nchunk ? f->nchunk : 4;
+		uint8_t **tab;
+
+		while (want <= ci)
+			want *= 2;
+		tab = realloc(f->chunk, want * sizeof(*tab));
+		if (!tab)
+			return NULL;
+		memset(tab + f->nchunk, 0, (want - f->nchunk) * sizeof(*tab));
+		f->chunk = tab;
+		f->nchunk = want;
+	}
+	if (!f->chunk[ci])
+		f->chunk[ci] = chunk_new(m, co, n);
+	return f->chunk[ci];
+}
+
 /* Write bytes; zeros landing where no chunk exists allocate nothing. */
 static int mf_write(struct model *m, struct mfile *f, uint64_t off,
 		    const void *buf, uint64_t len)
@@ -114,25 +139,8 @@ static int mf_write(struct model *m, struct mfile *f, uint64_t off,
 			len -= n;
 			continue;
 		}
-		if (ci >= f->nchunk || !f->chunk[ci]) {
-			if (ci >= f->nchunk) {
-				uint64_t want = f->nchunk ? f->nchunk : 4;
-				uint8_t **tab;
-
-				while (want <= ci)
-					want *= 2;
-				tab = realloc(f->chunk, want * sizeof(*tab));
-				if (!tab)
-					return -ENOMEM;
-				memset(tab + f->nchunk, 0,
-				       (want - f->nchunk) * sizeof(*tab));
-				f->chunk = tab;
-				f->nchunk = want;
-			}
-			f->chunk[ci] = chunk_new(m, co, n);
-			if (!f->chunk[ci])
-				return -ENOMEM;
-		}
+		if (!mf_chunk_for(m, f, ci, co, n))
+			return -ENOMEM;
 		memcpy(f->chunk[ci] + co, p, n);
 		p += n;
 		off += n;
@@ -159,7 +167,9 @@ static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
 /*
  * Copy len bytes from (sf, soff) to (df, doff), as memmove: when source
  * and destination overlap in one file, walk in the direction that reads
- * each byte before it is overwritten.
+ * each byte before it is overwritten.  Chunk to chunk, in pieces that
+ * cross no chunk edge on either side; a source chunk that is not there
+ * zeroes its piece of the destination.
  */
 static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
 		   const struct mfile *sf, uint64_t soff, uint64_t len)
@@ -167,14 +177,27 @@ static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
 	int backward = df == sf && doff > soff;
 
 	while (len) {
-		uint64_t n = min64(len, CHUNK);
-		uint64_t at = backward ? len - n : 0;
-		int err;
+		/* the piece: the last one of the range going backward */
+		uint64_t s = backward ? soff + len - 1 : soff;
+		uint64_t d = backward ? doff + len - 1 : doff;
+		uint64_t sci = s >> CHUNK_SHIFT, dci = d >> CHUNK_SHIFT;
+		uint64_t n = backward ?
+			min64(len, min64((s & (CHUNK - 1)) + 1, (d & (CHUNK - 1)) + 1)) :
+			min64(len, min64(CHUNK - (s & (CHUNK - 1)), CHUNK - (d & (CHUNK - 1))));
+		uint64_t sat = backward ? soff + len - n : soff;
+		uint64_t dat = backward ? doff + len - n : doff;
+		uint64_t dco = dat & (CHUNK - 1);
 
-		mf_read(sf, soff + at, m->bounce, n);
-		err = mf_write(m, df, doff + at, m->bounce, n);
-		if (err)
-			return err;
+		if (sci < sf->nchunk && sf->chunk[sci]) {
+			uint8_t *dst = mf_chunk_for(m, df, dci, dco, n);
+
+			if (!dst)
+				return -ENOMEM;
+			/* after mf_chunk_for: it may move df's table (sf's too) */
+			memmove(dst + dco, sf->chunk[sci] + (sat & (CHUNK - 1)), n);
+		} else {
+			mf_zero(df, dat, n);
+		}
 		if (!backward) {
 			soff += n;
 			doff += n;
@@ -572,6 +595,20 @@ static int64_t model_read(struct target *t, unsigned file, uint64_t off,
 	return (int64_t)n;
 }
 
+static int64_t model_peek(struct target *t, unsigned file, uint64_t off,
+			  size_t len, const uint8_t **p)
+{
+	const struct mfile *f = &to_model(t)->f[file % OP_MAX_FILES];
+	uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
+
+	if (!f->exists)
+		return -ENOENT;
+	if (off >= f->size)
+		return 0;
+	*p = ci < f->nchunk && f->chunk[ci] ? f->chunk[ci] + co : NULL;
+	return (int64_t)min64(min64(len, f->size - off), CHUNK - co);
+}
+
 static int model_list(struct target *t, uint32_t *mask)
 {
 	struct model *m = to_model(t);
@@ -609,6 +646,7 @@ static const struct target_ops model_ops = {
 	.apply = model_apply,
 	.size = model_size,
 	.read = model_read,
+	.peek = model_peek,
 	.list = model_list,
 	.audit = NULL,
 	.reset = model_reset,
