@@ -28,6 +28,8 @@
  */
 #include "ref/pcache_internal.h"
 
+#include "base/poison.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,6 +48,12 @@ int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	pc->bs = bs;
 	pc->fshift = PC_SHIFT;
 	pc->capacity = capacity ? capacity : 1;
+	pc->spare = calloc(pc->capacity, sizeof(*pc->spare));
+	if (!pc->spare) {
+		free(pc->maps);
+		free(pc);
+		return -ENOMEM;
+	}
 	pc->nmaps = nmaps;
 	/* Shadows of up to 16 x capacity pages (dense leaves) are kept. */
 	pc->shadow_node_max = pc->capacity / 4 + 4;
@@ -63,12 +71,44 @@ struct pc_map *pc_map_of(struct pcache *pc, uint64_t id)
 	return id >= 1 && id <= pc->nmaps ? &pc->maps[id - 1] : NULL;
 }
 
+static size_t page_bytes(const struct pcache *pc)
+{
+	return sizeof(struct pc_page) + (pc->nodata ? 0 : pc->bs);
+}
+
+/*
+ * Pages come and go at every eviction: a page leaving the cache is kept
+ * (up to capacity of them) for the next one to come, not freed, poisoned
+ * while it waits (base/poison.h), so the sanitizers still see a use of
+ * it as one after free.
+ */
+static struct pc_page *page_alloc(struct pcache *pc)
+{
+	struct pc_page *p;
+
+	if (!pc->nspare)
+		return malloc(page_bytes(pc));
+	p = pc->spare[--pc->nspare];
+	mem_reuse(p, page_bytes(pc));
+	return p;
+}
+
+void pc_page_release(struct pcache *pc, struct pc_page *p)
+{
+	if (pc->nspare == pc->capacity) {
+		free(p);
+		return;
+	}
+	mem_idle(p, page_bytes(pc));
+	pc->spare[pc->nspare++] = p;
+}
+
 /* Free a page leaving the index: its delalloc reservation goes too. */
 void pc_page_free(struct pcache *pc, struct pc_page *p)
 {
 	if (p->delalloc)
 		pc->ndelalloc[p->delalloc - 1]--;
-	free(p);
+	pc_page_release(pc, p);
 }
 
 static void free_subtree(struct pcache *pc, struct pc_node *n)
@@ -91,6 +131,9 @@ void pc_free(struct pcache *pc)
 	for (size_t i = 0; i < pc->nmaps; i++)
 		if (pc->maps[i].root)
 			free_subtree(pc, pc->maps[i].root);
+	while (pc->nspare)
+		free(pc->spare[--pc->nspare]);
+	free(pc->spare);
 	free(pc->maps);
 	free(pc);
 }
@@ -231,18 +274,18 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		}
 		pc_evict(pc, victim);
 	}
-	p = malloc(sizeof(*p) + (pc->nodata ? 0 : pc->bs));
+	p = page_alloc(pc);
 	if (!p)
 		return -ENOMEM;
 	p->delalloc = 0;
 	err = pci_walk(pc, m, index, true, &leaf);
 	if (err) {
-		free(p);
+		pc_page_release(pc, p);
 		return err;
 	}
 	old = leaf->slots[index - leaf->base];
 	if (pc_is_page(old)) {
-		free(p);
+		pc_page_release(pc, p);
 		return -EEXIST;
 	}
 	pc->ctr->pc_lock_acquisitions++;

@@ -82,6 +82,8 @@ struct pcache {
 	bool mark_values;            /* fallback knob: evictions leave the
 					towrite mark on the shadow        */
 	bool nodata;                 /* pages keep no bytes (nopagedata)   */
+	struct pc_page **spare;      /* pages out of the cache, for reuse  */
+	uint64_t nspare;             /* (at most capacity; pc_page_release) */
 	uint64_t ndelalloc[2];       /* delalloc pages: data, rt device    */
 	struct ref_counters *ctr;
 	struct pc_map *maps;
@@ -104,6 +106,8 @@ static inline struct pc_node *pc_node_of(uintptr_t e)
 	return (struct pc_node *)(e - 2);
 }
 
+/* A page out of the index, to the spares (no delalloc accounting). */
+void pc_page_release(struct pcache *pc, struct pc_page *p);
 int  pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	    struct ref_counters *ctr, struct pcache **out);
 void pc_free(struct pcache *pc);

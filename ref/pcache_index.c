@@ -301,7 +301,7 @@ int pc_store(struct pcache *pc, struct pc_map *m, uint64_t index, uintptr_t e)
 	if (pc_is_page(old)) {
 		link_del(&to_page(old)->lru);
 		pc->npages--;
-		free(to_page(old));
+		pc_page_release(pc, to_page(old));
 	}
 	pci_leaf_set(pc, leaf, (unsigned)(index - leaf->base), e, true);
 	if (pc_is_page(e)) {

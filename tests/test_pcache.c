@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "base/poison.h"
 #include "ref/pcache.h"
 
 /* ---- the index alone ---- */
@@ -152,6 +153,48 @@ TEST(pcache_lru_evicts_the_oldest_to_shadows_and_counts_refaults)
 		if (pc_is_page(pc_load(x.pc, x.m, i)))
 			CHECK_OK(pc_set_mark(x.pc, x.m, i, PC_DIRTY));
 	CHECK_EQ(add(&x, 9), -EBUSY);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
+/*
+ * A page out of the cache is kept for the next one in (no malloc per
+ * eviction), at most capacity of them, and while kept it is poisoned:
+ * under ASan an access to it is an error, as after free.
+ */
+TEST(pcache_pages_out_of_the_cache_are_reused_and_poisoned_meanwhile)
+{
+	struct pc_page *p, *q;
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 4));
+	for (uint64_t i = 0; i < 4; i++)
+		CHECK_OK(add(&x, i));
+	p = pc_find_page(x.pc, x.m, 2);
+	CHECK(p != NULL);
+	pc_remove_page(x.pc, p);
+	CHECK_EQ(x.pc->nspare, 1);
+#ifdef FSO_POISON_ASAN
+	CHECK(__asan_address_is_poisoned(p->data));
+	CHECK(__asan_address_is_poisoned(&p->index));
+#endif
+	CHECK_OK(pc_add_page(x.pc, x.m, 7, &q));
+	CHECK(q == p);                      /* the kept page, reused */
+	CHECK_EQ(x.pc->nspare, 0);
+#ifdef FSO_POISON_ASAN
+	CHECK(!__asan_address_is_poisoned(q->data + 63));
+#endif
+	memset(q->data, 7, 64);
+	/* an eviction hands its page straight to the page coming in */
+	CHECK_OK(add(&x, 8));
+	CHECK_EQ(x.pc->npages, 4);
+	CHECK_EQ(x.pc->nspare, 0);
+	/* all of them kept when the cache empties (capacity 4) */
+	for (uint64_t i = 0; i < 9; i++)
+		if (pc_is_page(pc_load(x.pc, x.m, i)))
+			pc_remove_page(x.pc, pc_find_page(x.pc, x.m, i));
+	CHECK_EQ(x.pc->npages, 0);
+	CHECK_EQ(x.pc->nspare, 4);
 	CHECK(audit_ok(&x));
 	pc_free(x.pc);
 }
