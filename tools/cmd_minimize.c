@@ -80,19 +80,16 @@ static int minimize_arg(void *ctx, int argc, char **argv, int *i)
 			return EXIT_USAGE;
 		}
 		a->max_runs = (uint32_t)m;
-	} else if (bad) {
-		errmsg("%s needs a value", argv[*i]);
-		return EXIT_USAGE;
-	} else if (!strcmp(argv[*i], "-q")) {
-		a->quiet = 1;
-	} else if (argv[*i][0] == '-' && argv[*i][1]) {
-		errmsg("unknown option '%s' (see --help)", argv[*i]);
-		return EXIT_USAGE;
-	} else if (a->file) {
-		errmsg("one FILE at a time (got '%s' and '%s')", a->file,
-		       argv[*i]);
-		return EXIT_USAGE;
 	} else {
+		int rc = runargs_rest(argv, *i, bad, &a->quiet);
+
+		if (rc != RUNARGS_OPERAND)
+			return rc;
+		if (a->file) {
+			errmsg("one FILE at a time (got '%s' and '%s')",
+			       a->file, argv[*i]);
+			return EXIT_USAGE;
+		}
 		a->file = argv[*i];
 	}
 	return 0;

@@ -142,22 +142,18 @@ static int replay_arg(void *ctx, int argc, char **argv, int *i)
 {
 	struct replay_args *a = ctx;
 	const char *v;
-	int bad = 0;
+	int bad = 0, rc;
 
 	if ((v = runopts_value("--log", argc, argv, i, &bad)) != NULL) {
 		a->log = v;
-	} else if (bad) {
-		errmsg("--log needs a value");
-		return EXIT_USAGE;
-	} else if (!strcmp(argv[*i], "-q")) {
-		a->quiet = 1;
-	} else if (argv[*i][0] == '-' && argv[*i][1]) {
-		errmsg("unknown option '%s' (see --help)", argv[*i]);
-		return EXIT_USAGE;
-	} else {
-		a->files[a->nfiles++] = argv[*i];
+		return 0;
 	}
-	return 0;
+	rc = runargs_rest(argv, *i, bad, &a->quiet);
+	if (rc == RUNARGS_OPERAND) {
+		a->files[a->nfiles++] = argv[*i];
+		rc = 0;
+	}
+	return rc;
 }
 
 int cmd_replay(int argc, char **argv)

@@ -49,3 +49,20 @@ void runargs_local_name(const char *path, const char *suffix, char *out,
 
 	snprintf(out, len, "%.200s%s", base ? base + 1 : path, suffix);
 }
+
+int runargs_rest(char **argv, int i, int bad, int *quiet)
+{
+	if (bad) {
+		errmsg("%s needs a value", argv[i]);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[i], "-q")) {
+		*quiet = 1;
+		return 0;
+	}
+	if (argv[i][0] == '-' && argv[i][1]) {
+		errmsg("unknown option '%s' (see --help)", argv[i]);
+		return EXIT_USAGE;
+	}
+	return RUNARGS_OPERAND;
+}

@@ -27,6 +27,16 @@ int runargs_parse(struct runopts *o, int argc, char **argv,
 		  runargs_own_fn own, void *ctx);
 
 /*
+ * The end of a command's own-option function, after its options with
+ * values: bad set (one of them lacked its value) says "ARG needs a
+ * value", -q sets *quiet, any other option is unknown.  Returns
+ * RUNARGS_OPERAND when argv[i] is an operand for the caller, 0 when it
+ * was taken, or the exit status after printing why it is wrong.
+ */
+#define RUNARGS_OPERAND (-1)
+int runargs_rest(char **argv, int i, int bad, int *quiet);
+
+/*
  * target_list_open; on failure print why (after "PREFIX: " unless prefix
  * is NULL) and return the exit status: 2 for a bad list, 3 else.
  */
