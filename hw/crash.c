@@ -97,7 +97,11 @@ struct crash_rec {
 				  bytes before it, [off, off + len)        */
 	uint8_t fate;          /* enum fate, at a cut                      */
 	bool done;             /* its zone was rewound, at a cut           */
+	uint8_t arena;         /* REC_*_ARENA: old, data in the arena      */
 };
+
+#define REC_OLD_ARENA  1u
+#define REC_DATA_ARENA 2u
 
 struct crash_dev;
 
@@ -125,6 +129,7 @@ struct crash_dev {
 	uint64_t points, cuts;
 	uint32_t atomic;
 	uint64_t seq_start;    /* first byte of the sequential zones, or ~0 */
+	struct hw_arena arena; /* the records' bytes, reset when none is left */
 };
 
 enum fate { KEEP, DROP, TEAR };
@@ -151,8 +156,34 @@ static uint64_t zone_of(const struct crash_dev *cd, uint64_t off)
 
 static void rec_free(struct crash_rec *r)
 {
-	free(r->old);
-	free(r->data);
+	if (!(r->arena & REC_OLD_ARENA))
+		free(r->old);
+	if (!(r->arena & REC_DATA_ARENA))
+		free(r->data);
+}
+
+/*
+ * len bytes for a record to keep, from the device's arena (or malloc
+ * past its limit): bit is set in *arena when they came from the arena.
+ */
+static uint8_t *rec_bytes(struct crash_dev *cd, uint64_t len, uint8_t *arena,
+			  uint8_t bit)
+{
+	uint8_t *p = hw_arena_alloc(&cd->arena, (size_t)len);
+
+	if (p) {
+		*arena |= bit;
+		return p;
+	}
+	*arena &= (uint8_t)~bit;
+	return malloc(len ? (size_t)len : 1);
+}
+
+/* No record left: their bytes go all at once. */
+static void rec_none_left(struct crash_dev *cd)
+{
+	if (cd->nrec == 0)
+		hw_arena_reset(&cd->arena);
 }
 
 static int rec_push(struct crash_dev *cd, const struct crash_rec *r)
@@ -171,6 +202,7 @@ static void forget_all(struct crash_dev *cd)
 	for (size_t i = 0; i < cd->nrec; i++)
 		rec_free(&cd->rec[i]);
 	cd->nrec = 0;
+	rec_none_left(cd);
 }
 
 /* Durable records at the head can never be undone: drop them. */
@@ -184,15 +216,18 @@ static void trim_head(struct crash_dev *cd)
 		return; /* nothing to drop (and rec may still be NULL) */
 	memmove(cd->rec, cd->rec + k, (cd->nrec - k) * sizeof(*cd->rec));
 	cd->nrec -= k;
+	rec_none_left(cd);
 }
 
-static uint8_t *dup_bytes(const uint8_t *p, uint64_t len)
+/* A copy of p's len bytes for a record (NULL for NULL). */
+static uint8_t *dup_bytes(struct crash_dev *cd, const uint8_t *p,
+			  uint64_t len, uint8_t *arena, uint8_t bit)
 {
 	uint8_t *d;
 
 	if (!p)
 		return NULL;
-	d = malloc(len ? (size_t)len : 1);
+	d = rec_bytes(cd, len, arena, bit);
 	if (d)
 		memcpy(d, p, (size_t)len);
 	return d;
@@ -209,25 +244,26 @@ static void zone_durable(struct crash_dev *cd, uint64_t z)
 /*
  * Record [off, off + len) after the lower device completed it: data is
  * what was written (NULL: zeros, or with readback, whatever the lower
- * device now holds), old what it replaced (NULL in sequential zones).
+ * device now holds), old what it replaced (NULL in sequential zones; its
+ * REC_OLD_ARENA bit in arena), the record's from here on.
  */
 static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
-		  uint8_t *old, const uint8_t *data, bool readback,
-		  bool durable, uint64_t seq)
+		  uint8_t *old, uint8_t arena, const uint8_t *data,
+		  bool readback, bool durable, uint64_t seq)
 {
 	struct crash_rec r = {
 		.off = off, .len = len, .seq = seq, .old = old,
 		.durable = durable, .seqzone = off >= cd->seq_start,
-		.lost = cd->g->power_off,
+		.lost = cd->g->power_off, .arena = arena & REC_OLD_ARENA,
 	};
 	int rc;
 
 	if (readback) {
-		r.data = malloc((size_t)len);
+		r.data = rec_bytes(cd, len, &r.arena, REC_DATA_ARENA);
 		rc = r.data ? hw_read(lower(cd), off, r.data, (size_t)len)
 			    : -ENOMEM;
 	} else {
-		r.data = dup_bytes(data, len);
+		r.data = dup_bytes(cd, data, len, &r.arena, REC_DATA_ARENA);
 		rc = data && !r.data ? -ENOMEM : 0;
 	}
 	if (!rc)
@@ -335,11 +371,11 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 	uint64_t seq = cd->g->next_seq++;
 	enum point pt = write_begin(cd, &flags);
 	bool fua = flags & HW_FUA;
-	uint8_t *old = NULL;
+	uint8_t *old = NULL, arena = 0;
 	int rc;
 
 	if (plain) {
-		old = malloc((size_t)plain);
+		old = rec_bytes(cd, plain, &arena, REC_OLD_ARENA);
 		if (!old)
 			return -ENOMEM;
 		rc = hw_read(lower(cd), off, old, (size_t)plain);
@@ -352,8 +388,8 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 	if (rc)
 		goto out_error;
 	if (plain) {
-		rc = record(cd, off, plain, old, buf, kind == IO_DISCARD, fua,
-			    seq);
+		rc = record(cd, off, plain, old, arena, buf, kind == IO_DISCARD,
+			    fua, seq);
 		old = NULL;
 	}
 	/* Sequential zones: one record per zone, never one across two. */
@@ -362,14 +398,15 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 		uint64_t zend = (zone_of(cd, at) + 1) * cd->l.dev.geo.zone_size;
 
 		n = off + len - at < zend - at ? off + len - at : zend - at;
-		rc = record(cd, at, n, NULL, buf ? buf + (at - off) : NULL,
+		rc = record(cd, at, n, NULL, 0, buf ? buf + (at - off) : NULL,
 			    false, fua, seq);
 	}
 	write_end(cd, pt, fua);
 	return rc;
 
 out_error:
-	free(old);
+	if (!(arena & REC_OLD_ARENA))
+		free(old);
 	return rc;
 }
 
@@ -407,15 +444,19 @@ static int crash_flush(struct hw_dev *dev)
 }
 
 /* The part [a, b) of r, as a record of its own. */
-static int rec_slice(const struct crash_rec *r, uint64_t a, uint64_t b,
-		     bool durable, struct crash_rec *out)
+static int rec_slice(struct crash_dev *cd, const struct crash_rec *r,
+		     uint64_t a, uint64_t b, bool durable,
+		     struct crash_rec *out)
 {
 	*out = *r;
 	out->off = a;
 	out->len = b - a;
 	out->durable = durable;
-	out->old = r->old ? dup_bytes(r->old + (a - r->off), b - a) : NULL;
-	out->data = r->data ? dup_bytes(r->data + (a - r->off), b - a) : NULL;
+	out->arena = 0;
+	out->old = r->old ? dup_bytes(cd, r->old + (a - r->off), b - a,
+				      &out->arena, REC_OLD_ARENA) : NULL;
+	out->data = r->data ? dup_bytes(cd, r->data + (a - r->off), b - a,
+					&out->arena, REC_DATA_ARENA) : NULL;
 	if ((r->old && !out->old) || (r->data && !out->data)) {
 		rec_free(out);
 		return -ENOMEM;
@@ -473,7 +514,8 @@ static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 		for (int k = 0; k < 3 && !rc; k++) {
 			if (edge[k] == edge[k + 1])
 				continue;
-			rc = rec_slice(r, edge[k], edge[k + 1], k == 1, &piece);
+			rc = rec_slice(cd, r, edge[k], edge[k + 1], k == 1,
+				       &piece);
 			if (!rc && (rc = rec_push(cd, &piece)))
 				rec_free(&piece);
 		}
@@ -495,7 +537,7 @@ static int crash_zone_append(struct hw_dev *dev, uint64_t zone,
 	int rc = hw_zone_append(lower(cd), zone, buf, len, flags, written_off);
 
 	if (!rc)
-		rc = record(cd, *written_off, len, NULL, buf, false,
+		rc = record(cd, *written_off, len, NULL, 0, buf, false,
 			    flags & HW_FUA, seq);
 	write_end(cd, pt, !rc && (flags & HW_FUA));
 	return rc;
@@ -534,7 +576,7 @@ static int lost_zone_op(struct crash_dev *cd, enum hw_zone_op op,
 	r.off = r.reset ? z.start : z.wp;
 	r.len = r.reset ? z.wp - z.start : z.start + z.capacity - z.wp;
 	if (r.reset) {
-		r.data = malloc(r.len ? (size_t)r.len : 1);
+		r.data = rec_bytes(cd, r.len, &r.arena, REC_DATA_ARENA);
 		if (!r.data)
 			return -ENOMEM;
 		rc = hw_read(lower(cd), r.off, r.data, (size_t)r.len);
@@ -1048,6 +1090,7 @@ static void crash_destroy(struct hw_dev *dev)
 	struct crash_dev *cd = to_crash(dev);
 
 	forget_all(cd);
+	hw_arena_free(&cd->arena);
 	free(cd->rec);
 	group_leave(cd);
 	hw_layer_destroy(dev);

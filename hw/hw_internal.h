@@ -115,6 +115,23 @@ int hw_opts_u64(const struct hw_opts *o, const char *key, uint64_t def,
 void *hw_grow(void *arr, size_t *cap, size_t n, size_t elem);
 
 /*
+ * An arena of byte buffers that are all freed at once (arena.c): the
+ * crash layer's record bytes.  Zeroed it is empty.  hw_arena_alloc
+ * returns NULL when memory or the arena's limit (HW_ARENA_MAX bytes of
+ * blocks) runs out: malloc instead; hw_arena_reset drops every
+ * allocation (keeping one block), hw_arena_free everything.
+ */
+#define HW_ARENA_MAX ((size_t)32 << 20)
+struct hw_arena_block;
+struct hw_arena {
+	struct hw_arena_block *head;   /* the block allocations come from */
+	size_t total;                  /* bytes in all blocks             */
+};
+void *hw_arena_alloc(struct hw_arena *a, size_t len);
+void hw_arena_reset(struct hw_arena *a);
+void hw_arena_free(struct hw_arena *a);
+
+/*
  * Zero [off, off + len) by writing zero buffers through dev->ops->write,
  * then flush if flags has HW_FUA.  The fallback for backends without a
  * cheaper way; bypasses the counters (the caller counts one zero-out).

@@ -4,6 +4,7 @@
  * caller, once or sticky), log (replay to each mark rebuilds each state),
  * and the layer spec grammar.
  */
+#include "base/poison.h"
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
 #include "tests/test.h"
@@ -856,4 +857,77 @@ TEST(help_names_every_kind)
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);
+}
+
+/*
+ * The crash layer's record bytes come from an arena (hw/arena.c):
+ * allocations apart, with a poisoned redzone after each under ASan,
+ * everything poisoned again at a reset, which keeps one block; a request
+ * past the arena's limit is refused, for the caller to malloc.
+ */
+TEST(arena_hands_out_separate_bytes_and_resets_whole)
+{
+	struct hw_arena a = { 0 };
+	uint8_t *p[40];
+
+	for (int i = 0; i < 40; i++) {
+		size_t len = 1 + (size_t)i * 9000;   /* some past a 1 MiB block */
+
+		p[i] = hw_arena_alloc(&a, len);
+		CHECK(p[i] != NULL);
+		memset(p[i], i, len);
+#ifdef FSO_POISON_ASAN
+		CHECK(__asan_address_is_poisoned(p[i] + len));
+#endif
+	}
+	for (int i = 0; i < 40; i++) {        /* nothing overwrote anything */
+		size_t len = 1 + (size_t)i * 9000;
+
+		for (size_t k = 0; k < len; k += 997)
+			CHECK_EQ(p[i][k], i);
+		CHECK_EQ(p[i][len - 1], i);
+	}
+	CHECK(a.total > ((size_t)1 << 20));   /* several blocks by now */
+	hw_arena_reset(&a);
+	CHECK(a.total >= ((size_t)1 << 20) && a.total < 2 * ((size_t)1 << 20));
+#ifdef FSO_POISON_ASAN
+	CHECK(__asan_address_is_poisoned(p[0]));
+#endif
+	CHECK(hw_arena_alloc(&a, HW_ARENA_MAX) == NULL);
+	p[0] = hw_arena_alloc(&a, 100);
+	CHECK(p[0] != NULL);
+	hw_arena_free(&a);
+	CHECK_EQ(a.total, 0);
+}
+
+/*
+ * A device written again and again with no flush keeps every record's
+ * bytes: past the arena's limit they come from malloc, and a cut still
+ * undoes all of them (here 24 writes of 1 MiB, none durable: 48 MiB of
+ * old and new bytes against the limit's 32).
+ */
+TEST(crash_records_past_the_arena_limit_still_undo)
+{
+	static uint8_t buf[1 << 20];
+	struct hw_dev *d = NULL;
+	char err[200];
+	uint8_t back[16];
+
+	CHECK_OK(hw_open("crash:mem:4m", &d, err, sizeof(err)));
+	memset(buf, 0xa5, sizeof(buf));
+	CHECK_OK(hw_write(d, 0, buf, sizeof(buf), 0));
+	CHECK_OK(hw_flush(d));                /* 0xa5 is durable */
+	for (int i = 0; i < 24; i++) {
+		memset(buf, i, sizeof(buf));
+		CHECK_OK(hw_write(d, (uint64_t)(i % 4) << 20, buf, sizeof(buf), 0));
+	}
+	CHECK(2 * 24 * sizeof(buf) > HW_ARENA_MAX);
+	CHECK_EQ(hw_crash_pending(d), 24);
+	CHECK_OK(hw_crash_cut(d, NULL));      /* drop them all */
+	CHECK_OK(hw_read(d, 0, back, sizeof(back)));
+	CHECK_EQ(back[0], 0xa5);
+	CHECK_EQ(back[15], 0xa5);
+	CHECK_OK(hw_read(d, 3u << 20, back, sizeof(back)));
+	CHECK_EQ(back[0], 0);
+	hw_close(d);
 }
