@@ -66,7 +66,9 @@ all: $(O)/libfsoracle.a $(O)/fsoracle $(TEST_BINS)
 
 Q := $(if $(V),,@)
 
-$(O)/obj/%.o: %.c $(HDRS)
+# EXTRA_DEPS: more files every object depends on (the fuzz builds pass
+# their coverage ignore list)
+$(O)/obj/%.o: %.c $(HDRS) $(EXTRA_DEPS)
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
