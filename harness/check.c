@@ -315,11 +315,6 @@ static int compare_size(struct checker *c, unsigned file, int64_t *sizep)
 	return 0;
 }
 
-static int zeros(const uint8_t *p, size_t n)
-{
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
 /*
  * Every target's n bytes at off (in its rbuf) against the reference's
  * bytes in place (its peek): true when all agree.  A difference is
@@ -331,14 +326,16 @@ static bool same_as_peek(struct checker *c, unsigned file, uint64_t off,
 	struct target *ref = c->t[c->ref];
 
 	for (int i = 0; i < c->n; i++) {
-		for (size_t at = 0; i != c->ref && at < n;) {
+		if (i == c->ref)
+			continue;
+		for (size_t at = 0; at < n;) {
 			const uint8_t *p;
 			int64_t k = ref->ops->peek(ref, file, off + at, n - at, &p);
 
 			if (k <= 0)
 				return false;
 			if (p ? memcmp(c->rbuf[i] + at, p, (size_t)k) != 0
-			      : !zeros(c->rbuf[i] + at, (size_t)k))
+			      : !target_bytes_zero(c->rbuf[i] + at, (size_t)k))
 				return false;
 			at += (size_t)k;
 		}

@@ -398,7 +398,7 @@ static int write_piece(struct target *dst, unsigned file, uint64_t off,
 	return (uint64_t)r < n ? -ENOSPC : 0; /* a short write: out of space */
 }
 
-static int all_zero(const uint8_t *p, size_t n)
+int target_bytes_zero(const uint8_t *p, size_t n)
 {
 	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
@@ -420,7 +420,7 @@ static int write_runs(struct target *dst, unsigned file, uint64_t off,
 			q = end;
 		k = (size_t)(q - p);
 		if (old ? memcmp(buf + (p - off), old + (p - off), k) != 0 :
-			  !all_zero(buf + (p - off), k)) {
+			  !target_bytes_zero(buf + (p - off), k)) {
 			if (run == UINT64_MAX)
 				run = p;
 		} else if (run != UINT64_MAX) {

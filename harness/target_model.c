@@ -77,11 +77,6 @@ static void mf_read(const struct mfile *f, uint64_t off, void *buf,
 	}
 }
 
-static int is_zero(const uint8_t *p, uint64_t n)
-{
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
 /*
  * A chunk, from the spares when there are some, zero outside
  * [co, co + n): the caller writes that range at once, so zeroing all
@@ -133,7 +128,8 @@ static int mf_write(struct model *m, struct mfile *f, uint64_t off,
 		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
 		uint64_t n = min64(len, CHUNK - co);
 
-		if ((ci >= f->nchunk || !f->chunk[ci]) && is_zero(p, n)) {
+		if ((ci >= f->nchunk || !f->chunk[ci]) &&
+		    target_bytes_zero(p, (size_t)n)) {
 			p += n;
 			off += n;
 			len -= n;

@@ -48,12 +48,6 @@ int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	pc->bs = bs;
 	pc->fshift = PC_SHIFT;
 	pc->capacity = capacity ? capacity : 1;
-	pc->spare = calloc(pc->capacity, sizeof(*pc->spare));
-	if (!pc->spare) {
-		free(pc->maps);
-		free(pc);
-		return -ENOMEM;
-	}
 	pc->nmaps = nmaps;
 	/* Shadows of up to 16 x capacity pages (dense leaves) are kept. */
 	pc->shadow_node_max = pc->capacity / 4 + 4;
@@ -78,7 +72,7 @@ static size_t page_bytes(const struct pcache *pc)
 
 /*
  * Pages come and go at every eviction: a page leaving the cache is kept
- * (up to capacity of them) for the next one to come, not freed, poisoned
+ * (up to PC_SPARE_MAX of them) for the next one to come, not freed, poisoned
  * while it waits (base/poison.h), so the sanitizers still see a use of
  * it as one after free.
  */
@@ -95,7 +89,7 @@ static struct pc_page *page_alloc(struct pcache *pc)
 
 void pc_page_release(struct pcache *pc, struct pc_page *p)
 {
-	if (pc->nspare == pc->capacity) {
+	if (pc->nspare == PC_SPARE_MAX) {
 		free(p);
 		return;
 	}
@@ -133,7 +127,6 @@ void pc_free(struct pcache *pc)
 			free_subtree(pc, pc->maps[i].root);
 	while (pc->nspare)
 		free(pc->spare[--pc->nspare]);
-	free(pc->spare);
 	free(pc->maps);
 	free(pc);
 }

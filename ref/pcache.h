@@ -34,6 +34,7 @@
 #define PC_SLOTS (1u << PC_SHIFT)
 #define PC_BATCH 31            /* entries per lock round (folio batch) */
 #define PC_DEFAULT_PAGES 1024  /* pagecache= default                   */
+#define PC_SPARE_MAX 32        /* evicted pages kept for the next ones  */
 
 enum pc_mark { PC_DIRTY, PC_WRITEBACK, PC_TOWRITE, PC_NMARKS };
 
@@ -82,8 +83,9 @@ struct pcache {
 	bool mark_values;            /* fallback knob: evictions leave the
 					towrite mark on the shadow        */
 	bool nodata;                 /* pages keep no bytes (nopagedata)   */
-	struct pc_page **spare;      /* pages out of the cache, for reuse  */
-	uint64_t nspare;             /* (at most capacity; pc_page_release) */
+	struct pc_page *spare[PC_SPARE_MAX]; /* pages out of the cache,
+						for reuse (pc_page_release) */
+	unsigned nspare;
 	uint64_t ndelalloc[2];       /* delalloc pages: data, rt device    */
 	struct ref_counters *ctr;
 	struct pc_map *maps;

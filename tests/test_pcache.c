@@ -159,7 +159,7 @@ TEST(pcache_lru_evicts_the_oldest_to_shadows_and_counts_refaults)
 
 /*
  * A page out of the cache is kept for the next one in (no malloc per
- * eviction), at most capacity of them, and while kept it is poisoned:
+ * eviction), at most PC_SPARE_MAX of them, and while kept it is poisoned:
  * under ASan an access to it is an error, as after free.
  */
 TEST(pcache_pages_out_of_the_cache_are_reused_and_poisoned_meanwhile)
