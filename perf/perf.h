@@ -91,8 +91,8 @@ double perf_mann_whitney(const double *a, unsigned na, const double *b,
  * one round each (paired), or log times of the new run against a saved
  * reference (two-sample, perf_seq_set_reference).  At looks n = 10, 14,
  * 20, 28, ... (perf_seq_look_at) the Hodges-Lehmann shift gets an
- * interval of level 1 - alpha / PERF_SEQ_LOOKS (signed-rank or
- * Mann-Whitney inversion); the comparison stops "slower" when the ratio's
+ * interval of level 1 - alpha x the look's share (perf_seq_look_share:
+ * falling, the first about half; signed-rank or Mann-Whitney inversion); the comparison stops "slower" when the ratio's
  * interval lies above 1, "faster" below 1, "same" inside 1 ± min_effect.
  * The chance of any false "slower"/"faster" over all looks is at most
  * alpha.  perf_seq_stop() (the budget is out) takes one last look.
@@ -133,6 +133,9 @@ enum perf_seq_state perf_seq_add(struct perf_seq *s, double x);
 enum perf_seq_state perf_seq_stop(struct perf_seq *s);
 /* Round count of look k (0-based). */
 unsigned perf_seq_look_at(unsigned k);
+/* The share of alpha that look k (0-based) of looks spends: k+1 to the
+ * -1.5, over the sum of all of them (0 looks: PERF_SEQ_LOOKS). */
+double perf_seq_look_share(unsigned k, unsigned looks);
 /* "no change within ±5%", "slower by 6-9%", "inconclusive: noise ±12%
  * after 60 s". */
 void perf_seq_text(const struct perf_seq *s, double secs, char *buf,

@@ -13,10 +13,17 @@
  * labels leaves the distribution of a round unchanged.
  *
  * Looks, not a peek after every round: at n = 10, 14, 20, 28, 40, ...
- * (x sqrt 2), at most PERF_SEQ_LOOKS of them, and each look's interval
- * has level 1 - alpha / PERF_SEQ_LOOKS (Bonferroni over looks), so the
- * chance that any look's interval misses the truth stays below alpha
- * however the stream stops:
+ * (x sqrt 2), at most PERF_SEQ_LOOKS of them.  Look k (1-based) spends
+ * the share k^-1.5 / H of alpha, H the sum of the shares of all the
+ * looks, so its interval has level 1 - alpha k^-1.5 / H (Bonferroni over
+ * looks with unequal shares): the shares add up to 1, so the chance that
+ * any look's interval misses the truth stays below alpha however the
+ * stream stops.  The shares fall because the early looks are the ones a
+ * minute's budget reaches, and the signed-rank interval needs its level
+ * there: at 10 rounds no interval below the level 1 - 2/1024 exists
+ * (every sign pattern has probability 1/1024), which an equal twelfth of
+ * a 5% split over a few scenarios is already past.  Later looks have
+ * more rounds and need less of alpha for the same width.
  *
  *      lo ............ hi         decision at a look
  *          |--1--|                 lo > 1        slower by (lo-1)..(hi-1)
@@ -49,6 +56,19 @@ static int cmp_double(const void *a, const void *b)
 unsigned perf_seq_look_at(unsigned k)
 {
 	return (unsigned)lround(FIRST_LOOK * pow(2.0, k / 2.0));
+}
+
+double perf_seq_look_share(unsigned k, unsigned looks)
+{
+	double h = 0;
+
+	if (looks == 0)
+		looks = PERF_SEQ_LOOKS;
+	if (k >= looks)
+		return 0;
+	for (unsigned j = 1; j <= looks; j++)
+		h += pow(j, -1.5);
+	return pow(k + 1, -1.5) / h;
 }
 
 /* The upper normal quantile: z with P(Z > z) = p, by bisection on erfc. */
@@ -194,10 +214,15 @@ int perf_seq_set_reference(struct perf_seq *s, const double *ref,
 	return 0;
 }
 
-/* The interval of this look, at level 1 - alpha / max_looks. */
+/*
+ * The interval of this look, at level 1 - alpha x the look's share.  The
+ * last look when the budget is out takes the share of the look it
+ * replaces (the next one); a stream that took all its looks is decided,
+ * so no share is spent twice.
+ */
 static int evaluate(struct perf_seq *s)
 {
-	double a = s->alpha / s->max_looks / 2;   /* each side */
+	double a = s->alpha * perf_seq_look_share(s->looks, s->max_looks) / 2;
 	size_t N;
 	double *w;
 	unsigned k;

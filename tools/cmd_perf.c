@@ -43,7 +43,8 @@ static const char usage_text[] =
 "by 6-9%\"), below 1 (\"faster by ...\") or inside ±min-effect (\"no change\n"
 "within ±5%\"), or the budget runs out (\"inconclusive: noise ±12% after\n"
 "60 s\").  False alarms stay at most 5% over the whole run: Bonferroni over\n"
-"the comparisons and the 12 looks of each (printed).\n"
+"the comparisons and the 12 looks of each, the early looks taking the\n"
+"larger shares (printed).\n"
 "\n"
 "SCENARIO is an id (000) or a name (rt-truncate); default: all.\n"
 "\n"
@@ -523,10 +524,14 @@ static void pin_line(const struct args *a)
 static void correction_line(const struct perf_ab_opts *ab, unsigned ncomp)
 {
 	printf("false alarms: at most 5%% over the whole run, Bonferroni over "
-	       "%u comparison%s (scenario x twin) and %u looks each: every "
-	       "look's interval at level 1 - %.2g; budget %.0f s per "
-	       "scenario, min effect ±%.3g%%\n", ncomp, ncomp == 1 ? "" : "s",
-	       PERF_SEQ_LOOKS, ab->alpha / PERF_SEQ_LOOKS, ab->budget,
+	       "%u comparison%s (scenario x twin) and %u looks each, look k "
+	       "spending k^-1.5 of it: intervals at level 1 - %.2g (10 "
+	       "rounds), 1 - %.2g (14), 1 - %.2g (20), ...; budget %.0f s "
+	       "per scenario, min effect ±%.3g%%\n", ncomp,
+	       ncomp == 1 ? "" : "s", PERF_SEQ_LOOKS,
+	       ab->alpha * perf_seq_look_share(0, 0),
+	       ab->alpha * perf_seq_look_share(1, 0),
+	       ab->alpha * perf_seq_look_share(2, 0), ab->budget,
 	       100 * ab->min_effect);
 }
 
