@@ -520,5 +520,17 @@ printf '%s\n' "#! fsoracle dev=mem:64m rt=zoned:mem,size=8m,zone=1m,cap=768k,app
 	"file f1" "truncate 0" "cut 0 0" >"$tmp/zw.ops"
 expect_status 0 "a cut after a data=writeback commit on a zoned realtime device" -- run replay "$tmp/zw.ops"
 
+# --- perf --sample, the A/B child: a list of points, a line each in order
+#     (one process per round and build); every spec checked before any runs
+expect_status 0 "perf --sample of two points" -- run perf --sample 000:0:8192:1,000:0:16384:0 --sample-reps 1
+expect_grep "$tmp/out" '^[0-9.]+ 15 0 96 96 0$' "--sample: the optimized 8k point, counters exact"
+expect_grep "$tmp/out" '^[0-9.]+ 15 393216 32 96 0$' "--sample: then the naive 16k point (32 x 12 KiB zeroed)"
+if [ "$(wc -l <"$tmp/out")" -eq 2 ]; then ok; else bad "--sample: one line per point"; fi
+for bad in "000:0:8192:1," "000:0:8192:1x" "000:0:8192:1,009:0:1:1" "000:0:8192:2"; do
+	expect_status 2 "perf --sample $bad" -- run perf --sample "$bad" --sample-reps 1
+	expect_grep "$tmp/err" "^fsoracle perf: --sample takes ID:VARIANT:PARAM:TWIN" "--sample $bad: refused"
+	if [ -s "$tmp/out" ]; then bad "--sample $bad: ran a point"; else ok; fi
+done
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,9 +5,10 @@
  * Every timed sample runs in a child process (`perf --sample`), so both
  * builds run the same case on the same machine, side by side.  A round
  * runs every timed point (variant x size) of one twin once through A and
- * once through B, the order A B or B A alternating from point to point
- * and from round to round (so neither build always runs second, on a
- * warmer cache); its value is the mean over the points of log(tB/tA).
+ * once through B: one child of each build runs all the points, the order
+ * A B or B A alternating from twin to twin and from round to round (so
+ * neither build always runs second, on a warmer cache); its value is the
+ * mean over the points of log(tB/tA).
  * A scenario is two comparisons, its naive twin and its optimized twin;
  * each is a sequential test (perf/seq.c) that stops when the interval of
  * B/A lies above 1 (slower), below 1 (faster) or inside ±min-effect (no
@@ -39,74 +40,133 @@ int perf_ab_self(char *buf, size_t len)
 	return 0;
 }
 
-int perf_ab_sample(const char *spec, const struct perf_opts *o)
+/* One ID:VARIANT:PARAM:TWIN of a sample list into its scenario and job. */
+static int parse_spec(const char *spec, size_t len,
+		      const struct perf_scenario **sc, struct perf_job *j,
+		      unsigned *twin)
 {
-	char id[16], err[256] = "";
-	unsigned variant, twin;
+	char buf[96], id[16];
+	unsigned variant;
 	unsigned long long param;
-	const struct perf_scenario *sc;
-	struct perf_job j = { .where = PERF_TIME };
-	struct perf_counts c;
-	double secs = 0, plant = 0; /* the loop runs at least once */
-	int rc;
+	int end = 0;
 
-	if (sscanf(spec, "%15[^:]:%u:%llu:%u", id, &variant, &param,
-		   &twin) != 4 || !(sc = perf_scenario_find(id)) || twin > 1 ||
-	    variant >= (sc->nvariants ? sc->nvariants : 1) || !sc->setup) {
-		errmsg("--sample takes ID:VARIANT:PARAM:TWIN of a runnable "
-		       "scenario");
-		return EXIT_USAGE;
-	}
-	j.variant = variant;
-	j.param = param;
-	j.naive = twin ? 0 : 1u << sc->path;
-	if (o->plant_id && twin == 1 && (!strcmp(o->plant_id, sc->id) ||
-					 !strcmp(o->plant_id, sc->name)))
-		plant = o->plant_pct;
-	for (unsigned k = 0; k < (o->sample_reps ? o->sample_reps : 1); k++) {
-		double x;
-
-		rc = perf_sample_clock(sc, &j, &c, &x, plant, o->clock, err,
-				       sizeof(err));
-		if (rc) {
-			errmsg("%s", err);
-			return EXIT_CHECK;
-		}
-		secs = k == 0 || x < secs ? x : secs;
-	}
-	printf("%.9f %u", secs, c.have);
-	for (unsigned i = 0; i < sc->ncounters; i++)
-		printf(" %llu", (unsigned long long)c.v[i]);
-	printf("\n");
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, spec, len);
+	buf[len] = 0;
+	if (sscanf(buf, "%15[^:]:%u:%llu:%u%n", id, &variant, &param, twin,
+		   &end) != 4 || buf[end] || !(*sc = perf_scenario_find(id)) ||
+	    *twin > 1 || variant >= ((*sc)->nvariants ? (*sc)->nvariants : 1) ||
+	    !(*sc)->setup)
+		return -EINVAL;
+	memset(j, 0, sizeof(*j));
+	j->where = PERF_TIME;
+	j->variant = variant;
+	j->param = param;
+	j->naive = *twin ? 0 : 1u << (*sc)->path;
 	return 0;
 }
 
-/* Run one --sample child of bin; 0 and its output, or -1. */
+/*
+ * The child side: every sample of the comma-separated list, in order, in
+ * this one process, a line each (seconds, then the counters).  One child
+ * per round and build, not one per point: a new process pays for its
+ * first touch of the devices' and the page cache's memory (here about
+ * 250 ms for a 64 MiB point, 13 ms for each run after it), and the
+ * points after the first find that memory mapped.  Every spec is checked
+ * before any runs.
+ */
+int perf_ab_sample(const char *specs, const struct perf_opts *o)
+{
+	const char *p;
+
+	for (p = specs;; p++) {
+		const char *e = strchrnul(p, ',');
+		const struct perf_scenario *sc;
+		struct perf_job j;
+		unsigned twin;
+
+		if (parse_spec(p, (size_t)(e - p), &sc, &j, &twin)) {
+			errmsg("--sample takes ID:VARIANT:PARAM:TWIN[,...] of "
+			       "runnable scenarios: '%.*s'", (int)(e - p), p);
+			return EXIT_USAGE;
+		}
+		if (!*e)
+			break;
+		p = e;
+	}
+	for (p = specs;; p++) {
+		const char *e = strchrnul(p, ',');
+		const struct perf_scenario *sc;
+		struct perf_job j;
+		struct perf_counts c;
+		char err[256] = "";
+		unsigned twin;
+		double secs = 0, plant = 0;
+
+		parse_spec(p, (size_t)(e - p), &sc, &j, &twin);
+		if (o->plant_id && twin == 1 &&
+		    (!strcmp(o->plant_id, sc->id) ||
+		     !strcmp(o->plant_id, sc->name)))
+			plant = o->plant_pct;
+		for (unsigned k = 0; k < (o->sample_reps ? o->sample_reps : 1);
+		     k++) {
+			double x;
+			int rc = perf_sample_clock(sc, &j, &c, &x, plant,
+						   o->clock, err, sizeof(err));
+
+			if (rc) {
+				errmsg("%s", err);
+				return EXIT_CHECK;
+			}
+			secs = k == 0 || x < secs ? x : secs;
+		}
+		printf("%.9f %u", secs, c.have);
+		for (unsigned i = 0; i < sc->ncounters; i++)
+			printf(" %llu", (unsigned long long)c.v[i]);
+		printf("\n");
+		if (!*e)
+			break;
+		p = e;
+	}
+	return 0;
+}
+
+/*
+ * Run one --sample child of bin over the specs list of n points; 0 and
+ * each point's time and counters, or -1.
+ */
 static int child(const struct perf_ab_opts *o, unsigned who,
-		 const char *spec, double *secs, struct perf_counts *c,
-		 unsigned ncounters)
+		 const char *specs, unsigned n, double *secs,
+		 struct perf_counts *c, unsigned ncounters)
 {
 	const char *plant = who ? o->plant : "";
 	char cmd[8192];
 	FILE *p;
-	int ok;
+	int ok = 1;
 
-	snprintf(cmd, sizeof(cmd), "'%s' perf --sample %s --sample-reps %u%s"
-		 "%s%s", o->bin[who], spec, o->reps ? o->reps : 1,
-		 o->clock == PERF_CLOCK_CPU ? " --clock cpu" : " --clock wall",
-		 plant[0] ? " --plant " : "", plant);
+	if ((size_t)snprintf(cmd, sizeof(cmd), "'%s' perf --sample %s "
+			     "--sample-reps %u%s%s%s", o->bin[who], specs,
+			     o->reps ? o->reps : 1,
+			     o->clock == PERF_CLOCK_CPU ? " --clock cpu" :
+			     " --clock wall", plant[0] ? " --plant " : "",
+			     plant) >= sizeof(cmd))
+		return -1;
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
-	memset(c, 0, sizeof(*c));
-	ok = fscanf(p, "%lf %u", secs, &c->have) == 2;
-	for (unsigned i = 0; ok && i < ncounters; i++) {
-		unsigned long long v;
+	memset(c, 0, n * sizeof(*c));
+	for (unsigned i = 0; ok && i < n; i++) {
+		ok = fscanf(p, "%lf %u", &secs[i], &c[i].have) == 2 &&
+		     secs[i] > 0;
+		for (unsigned k = 0; ok && k < ncounters; k++) {
+			unsigned long long v;
 
-		ok = fscanf(p, "%llu", &v) == 1;
-		c->v[i] = v;
+			ok = fscanf(p, "%llu", &v) == 1;
+			c[i].v[k] = v;
+		}
 	}
-	return pclose(p) == 0 && ok && *secs > 0 ? 0 : -1;
+	return pclose(p) == 0 && ok ? 0 : -1;
 }
 
 /* The timed points of a scenario at a scale. */
@@ -131,41 +191,53 @@ static unsigned timed_points(const struct perf_scenario *sc,
 }
 
 /*
- * One pair of children for point pt of twin tw, in the order the round
- * and the point give; the log of tB/tA.  -1 if a child failed.
+ * One round of twin tw: a child of each build over all the points, in
+ * the order the round gives (A B or B A); each point's log of tB/tA in
+ * lx.  -1 if a child failed.
  */
-static int pair(const struct perf_ab_opts *o, const struct perf_scenario *sc,
-		const struct ab_point *pt, unsigned tw, unsigned order,
-		double *lx, int *more)
+static int round_pair(const struct perf_ab_opts *o,
+		      const struct perf_scenario *sc, const struct ab_point *pt,
+		      unsigned npt, unsigned tw, unsigned order, double *lx,
+		      int *more)
 {
-	struct perf_counts c[2];
-	double t[2];
-	char spec[96];
+	struct perf_counts c[2][PERF_MAX_VARIANTS * PERF_MAX_PARAMS];
+	double t[2][PERF_MAX_VARIANTS * PERF_MAX_PARAMS];
+	char specs[PERF_MAX_VARIANTS * PERF_MAX_PARAMS * 48];
+	size_t used = 0;
 
-	snprintf(spec, sizeof(spec), "%s:%u:%llu:%u", sc->id, pt->v,
-		 (unsigned long long)pt->param, tw);
+	for (unsigned i = 0; i < npt; i++)
+		used += (size_t)snprintf(specs + used, sizeof(specs) - used,
+					 "%s%s:%u:%llu:%u", i ? "," : "",
+					 sc->id, pt[i].v,
+					 (unsigned long long)pt[i].param, tw);
 	for (unsigned k = 0; k < 2; k++) {
 		unsigned who = (order + k) % 2;
 
-		if (child(o, who, spec, &t[who], &c[who], sc->ncounters)) {
+		if (child(o, who, specs, npt, t[who], c[who],
+			  sc->ncounters)) {
 			if (o->out)
-				fprintf(o->out, "  %s: a child of %s failed\n",
-					spec, o->bin[who]);
+				fprintf(o->out, "  %s twin %u: a child of %s "
+					"failed\n", sc->id, tw, o->bin[who]);
 			return -1;
 		}
 	}
-	if (c[0].have != c[1].have ||
-	    memcmp(c[0].v, c[1].v, sizeof(c[0].v))) {
-		int up = 0;
+	for (unsigned i = 0; i < npt; i++) {
+		if (c[0][i].have != c[1][i].have ||
+		    memcmp(c[0][i].v, c[1][i].v, sizeof(c[0][i].v))) {
+			int up = 0;
 
-		for (unsigned k = 0; k < sc->ncounters; k++)
-			up |= c[1].v[k] > c[0].v[k];
-		if (o->out && !*more)
-			fprintf(o->out, "  %s: counters differ (B does %s "
-				"work)\n", spec, up ? "MORE" : "less");
-		*more |= up;
+			for (unsigned k = 0; k < sc->ncounters; k++)
+				up |= c[1][i].v[k] > c[0][i].v[k];
+			if (o->out && !*more)
+				fprintf(o->out, "  %s:%u:%llu:%u: counters "
+					"differ (B does %s work)\n", sc->id,
+					pt[i].v,
+					(unsigned long long)pt[i].param, tw,
+					up ? "MORE" : "less");
+			*more |= up;
+		}
+		lx[i] = log(t[1][i] / t[0][i]);
 	}
-	*lx = log(t[1] / t[0]);
 	return 0;
 }
 
@@ -242,20 +314,20 @@ void perf_ab_scenario(const struct perf_ab_opts *o,
 		unsigned kept = round >= o->warm ? round - o->warm : 0;
 
 		for (unsigned tw = 0; tw < 2; tw++) {
-			double x = 0, lx;
+			double x = 0, lx[PERF_MAX_VARIANTS * PERF_MAX_PARAMS];
 
 			if (seq[tw].state != PERF_SEQ_RUNNING)
 				continue;
+			if (round_pair(o, sc, pt, npt, tw, (round + tw) % 2,
+				       lx, &r->more)) {
+				r->failed = 1;
+				goto out;
+			}
 			for (unsigned i = 0; i < npt; i++) {
-				if (pair(o, sc, &pt[i], tw, (round + i) % 2,
-					 &lx, &r->more)) {
-					r->failed = 1;
-					goto out;
-				}
-				x += lx;
+				x += lx[i];
 				if (round >= o->warm && kept < AB_MAX_ROUNDS)
 					lr[((size_t)tw * npt + i) *
-					   AB_MAX_ROUNDS + kept] = lx;
+					   AB_MAX_ROUNDS + kept] = lx[i];
 			}
 			if (round >= o->warm &&
 			    perf_seq_add(&seq[tw], x / npt) != PERF_SEQ_RUNNING)

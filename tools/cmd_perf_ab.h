@@ -41,7 +41,8 @@ int perf_ab_self(char *buf, size_t len);
 void perf_ab_scenario(const struct perf_ab_opts *o,
 		      const struct perf_scenario *sc,
 		      struct perf_ab_result *r);
-/* --sample ID:VARIANT:PARAM:TWIN, the child side. */
-int perf_ab_sample(const char *spec, const struct perf_opts *o);
+/* --sample ID:VARIANT:PARAM:TWIN[,...], the child side: a line per sample,
+ * in order. */
+int perf_ab_sample(const char *specs, const struct perf_opts *o);
 
 #endif
