@@ -329,6 +329,12 @@ int perf_sample(const struct perf_scenario *sc, const struct perf_job *j,
  */
 int perf_pin_cpu(char *what, size_t len);
 /*
+ * Keep the memory the engine frees in this process (glibc: no trim of the
+ * heap, mmap only past 32 MiB), so a timed operation that frees pages
+ * does not also pay the kernel for taking them back and giving them again.
+ */
+void perf_hold_memory(void);
+/*
  * The same on a chosen clock: wall time (CLOCK_MONOTONIC), or the
  * process's CPU time (every thread's; the time the machine gave to other
  * work does not count, so a shared machine's noise mostly drops out).

@@ -15,6 +15,8 @@
  */
 #include "perf/perf_internal.h"
 
+#include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -88,6 +90,28 @@ int perf_pin_cpu(char *what, size_t len)
 	}
 	snprintf(what, len, "pinned to CPU %d (children inherit it)", cpu);
 	return 0;
+}
+
+/*
+ * Keep the memory the engine frees in this process.  The kernel's page
+ * cache puts a truncated page on its own free lists; the engine's frees
+ * it to malloc, which (glibc's defaults) gives the heap's top back to the
+ * kernel past 128 KiB and unmaps large blocks at once, and the next
+ * allocation takes the memory back by page faults: work of the process
+ * and the kernel, inside the timed window, in proportion to the pages
+ * freed and not to the path's work.  Measured here, a 001 truncate of 16
+ * x 1 MiB took 0.9 ms of CPU with it and 0.17 ms without, and a 004 sync
+ * with two workers 29 against 18 ms.  So the heap is not trimmed, large
+ * blocks come from mmap only past 32 MiB (no longer moving up as blocks
+ * are freed), and the heap grows 64 MiB at a time.
+ */
+void perf_hold_memory(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, INT_MAX);
+	mallopt(M_TOP_PAD, 64 << 20);
+#endif
 }
 
 /* ---- one run ---- */

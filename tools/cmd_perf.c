@@ -763,6 +763,7 @@ int cmd_perf(int argc, char **argv)
 	}
 	if (a.cmp_old)
 		return compare(a.cmp_old, a.cmp_new, NULL, &co, NULL);
+	perf_hold_memory();    /* before the engine allocates anything */
 	if (a.sample)
 		return perf_ab_sample(a.sample, &a.o);
 	if (a.calibrate)
