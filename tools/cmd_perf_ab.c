@@ -312,6 +312,7 @@ void perf_ab_scenario(const struct perf_ab_opts *o,
 	}
 	for (unsigned round = 0;; round++) {
 		unsigned kept = round >= o->warm ? round - o->warm : 0;
+		double t_start = mono_seconds(), t_round;
 
 		for (unsigned tw = 0; tw < 2; tw++) {
 			double x = 0, lx[PERF_MAX_VARIANTS * PERF_MAX_PARAMS];
@@ -339,7 +340,10 @@ void perf_ab_scenario(const struct perf_ab_opts *o,
 		if (seq[0].state != PERF_SEQ_RUNNING &&
 		    seq[1].state != PERF_SEQ_RUNNING)
 			break;
-		if (mono_seconds() - t0 >= o->budget) {
+		/* out of budget, or the next round, as long as this one,
+		 * would end past it: every verdict within the budget */
+		t_round = mono_seconds() - t_start;
+		if (mono_seconds() - t0 + t_round > o->budget) {
 			for (unsigned tw = 0; tw < 2; tw++)
 				if (seq[tw].state == PERF_SEQ_RUNNING) {
 					perf_seq_stop(&seq[tw]);
