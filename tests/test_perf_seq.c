@@ -26,14 +26,16 @@ static double normal(struct rng *g)
 
 /*
  * One round's log ratio as a shared machine makes it: the true shift,
- * normal noise of relative size sigma, and one round in ten hit by a
- * stall of up to +60% on one side (A or B at random: the long tail).
+ * normal noise of relative size sigma, and with stalls one round in ten
+ * hit by a stall of up to +60% on one side (A or B at random: the long
+ * tail); without, the spread a quiet machine's CPU clock gives.
  */
-static double round_value(struct rng *g, double shift, double sigma)
+static double round_value(struct rng *g, double shift, double sigma,
+			  int stalls)
 {
 	double x = log(shift) + sigma * normal(g);
 
-	if (rng_below(g, 10) == 0)
+	if (stalls && rng_below(g, 10) == 0)
 		x += (rng_below(g, 2) ? 1 : -1) * log(1 + 0.6 * uniform(g));
 	return x;
 }
@@ -43,9 +45,10 @@ static double round_value(struct rng *g, double shift, double sigma)
  * two-sample against ref[0..nref) when nref is not 0.
  */
 static enum perf_seq_state stream_ref(struct rng *g, double shift,
-				      double sigma, unsigned max_rounds,
-				      double alpha, const double *ref,
-				      unsigned nref, struct perf_seq *s)
+				      double sigma, int stalls,
+				      unsigned max_rounds, double alpha,
+				      const double *ref, unsigned nref,
+				      struct perf_seq *s)
 {
 	struct perf_seq_opts o = { .alpha = alpha, .min_effect = 0.05 };
 
@@ -53,7 +56,7 @@ static enum perf_seq_state stream_ref(struct rng *g, double shift,
 	if (nref && perf_seq_set_reference(s, ref, nref))
 		return PERF_SEQ_INCONCLUSIVE;
 	for (unsigned i = 0; i < max_rounds; i++)
-		if (perf_seq_add(s, round_value(g, shift, sigma)) !=
+		if (perf_seq_add(s, round_value(g, shift, sigma, stalls)) !=
 		    PERF_SEQ_RUNNING)
 			return s->state;
 	return perf_seq_stop(s);
@@ -63,7 +66,14 @@ static enum perf_seq_state stream(struct rng *g, double shift, double sigma,
 				  unsigned max_rounds, double alpha,
 				  struct perf_seq *s)
 {
-	return stream_ref(g, shift, sigma, max_rounds, alpha, NULL, 0, s);
+	return stream_ref(g, shift, sigma, 1, max_rounds, alpha, NULL, 0, s);
+}
+
+static enum perf_seq_state quiet_stream(struct rng *g, double shift,
+					double sigma, unsigned max_rounds,
+					double alpha, struct perf_seq *s)
+{
+	return stream_ref(g, shift, sigma, 0, max_rounds, alpha, NULL, 0, s);
 }
 
 TEST(looks_come_at_ten_rounds_times_root_two)
@@ -225,37 +235,15 @@ TEST(a_clear_five_percent_is_decided_at_the_first_look_of_six_comparisons)
 
 	rng_seed(&g, 25);
 	for (unsigned t = 0; t < 200; t++) {
-		struct perf_seq_opts o = { .alpha = 0.05 / 6,
-					   .min_effect = 0.05 };
 		struct perf_seq s;
-		enum perf_seq_state st = PERF_SEQ_RUNNING;
+		enum perf_seq_state st = quiet_stream(&g, 1.05, 0.01, 10,
+						      0.05 / 6, &s);
 
-		perf_seq_init(&s, &o);
-		for (unsigned i = 0; i < 10; i++)
-			st = perf_seq_add(&s, log(1.05) + 0.01 * normal(&g));
 		CHECK_EQ(s.looks, 1u);
 		CHECK_EQ(st, PERF_SEQ_SLOWER);
 		CHECK(s.lo > 0 && s.lo < log(1.05) && s.hi > log(1.05));
 		perf_seq_free(&s);
 	}
-}
-
-/*
- * One round's log ratio with normal noise only (no stalls): the spread a
- * quiet machine's CPU clock gives.
- */
-static enum perf_seq_state quiet_stream(struct rng *g, double shift,
-					double sigma, unsigned rounds,
-					double alpha, struct perf_seq *s)
-{
-	struct perf_seq_opts o = { .alpha = alpha, .min_effect = 0.05 };
-
-	perf_seq_init(s, &o);
-	for (unsigned i = 0; i < rounds; i++)
-		if (perf_seq_add(s, log(shift) + sigma * normal(g)) !=
-		    PERF_SEQ_RUNNING)
-			return s->state;
-	return perf_seq_stop(s);
 }
 
 /*
@@ -358,8 +346,8 @@ TEST(two_sample_streams_find_five_percent_and_keep_alarms_low)
 			enum perf_seq_state st;
 
 			for (unsigned i = 0; i < 60; i++)
-				ref[i] = round_value(&g, 1.0, 0.03);
-			st = stream_ref(&g, planted ? 1.05 : 1.0, 0.03, 200,
+				ref[i] = round_value(&g, 1.0, 0.03, 1);
+			st = stream_ref(&g, planted ? 1.05 : 1.0, 0.03, 1, 200,
 					0.05, ref, 60, &s);
 			if (planted)
 				found += st == PERF_SEQ_SLOWER;

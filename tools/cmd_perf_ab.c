@@ -78,41 +78,43 @@ static int parse_spec(const char *spec, size_t len,
  */
 int perf_ab_sample(const char *specs, const struct perf_opts *o)
 {
-	const char *p;
-
-	for (p = specs;; p++) {
-		const char *e = strchrnul(p, ',');
+	struct sample {
 		const struct perf_scenario *sc;
 		struct perf_job j;
 		unsigned twin;
+	} list[PERF_MAX_VARIANTS * PERF_MAX_PARAMS];
+	unsigned n = 0;
 
-		if (parse_spec(p, (size_t)(e - p), &sc, &j, &twin)) {
+	for (const char *p = specs;; p++) {
+		const char *e = strchrnul(p, ',');
+
+		if (n == sizeof(list) / sizeof(list[0]) ||
+		    parse_spec(p, (size_t)(e - p), &list[n].sc, &list[n].j,
+			       &list[n].twin)) {
 			errmsg("--sample takes ID:VARIANT:PARAM:TWIN[,...] of "
-			       "runnable scenarios: '%.*s'", (int)(e - p), p);
+			       "runnable scenarios, at most %zu: '%.*s'",
+			       sizeof(list) / sizeof(list[0]), (int)(e - p), p);
 			return EXIT_USAGE;
 		}
+		n++;
 		if (!*e)
 			break;
 		p = e;
 	}
-	for (p = specs;; p++) {
-		const char *e = strchrnul(p, ',');
-		const struct perf_scenario *sc;
-		struct perf_job j;
+	for (unsigned i = 0; i < n; i++) {
+		const struct perf_scenario *sc = list[i].sc;
 		struct perf_counts c;
 		char err[256] = "";
-		unsigned twin;
 		double secs = 0, plant = 0;
 
-		parse_spec(p, (size_t)(e - p), &sc, &j, &twin);
-		if (o->plant_id && twin == 1 &&
+		if (o->plant_id && list[i].twin == 1 &&
 		    (!strcmp(o->plant_id, sc->id) ||
 		     !strcmp(o->plant_id, sc->name)))
 			plant = o->plant_pct;
 		for (unsigned k = 0; k < (o->sample_reps ? o->sample_reps : 1);
 		     k++) {
 			double x;
-			int rc = perf_sample_clock(sc, &j, &c, &x, plant,
+			int rc = perf_sample_clock(sc, &list[i].j, &c, &x, plant,
 						   o->clock, err, sizeof(err));
 
 			if (rc) {
@@ -122,12 +124,9 @@ int perf_ab_sample(const char *specs, const struct perf_opts *o)
 			secs = k == 0 || x < secs ? x : secs;
 		}
 		printf("%.9f %u", secs, c.have);
-		for (unsigned i = 0; i < sc->ncounters; i++)
-			printf(" %llu", (unsigned long long)c.v[i]);
+		for (unsigned k = 0; k < sc->ncounters; k++)
+			printf(" %llu", (unsigned long long)c.v[k]);
 		printf("\n");
-		if (!*e)
-			break;
-		p = e;
 	}
 	return 0;
 }
