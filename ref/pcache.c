@@ -312,14 +312,24 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 	if (n->map != m)
 		BAD(pc, "map %llu: node at base %llu names another map",
 		    (unsigned long long)m->id, (unsigned long long)n->base);
-	for (unsigned i = 0; i < PC_SLOTS; i++) {
-		uintptr_t e = n->slots[i];
-		uint64_t idx = n->base + ((uint64_t)i << n->shift);
-
-		if (e && i >= FSLOTS(pc))
+	/* Past the fan-out: no entry, no mark (the slots in use below). */
+	for (unsigned i = FSLOTS(pc); i < PC_SLOTS; i++)
+		if (n->slots[i])
 			BAD(pc, "map %llu: slot %u used in a %u-way node at %llu",
 			    (unsigned long long)m->id, i, FSLOTS(pc),
 			    (unsigned long long)n->base);
+	for (unsigned k = 0; k < PC_NMARKS; k++) {
+		uint64_t past = FSLOTS(pc) >= 64 ? 0 : n->marks[k] >> FSLOTS(pc);
+
+		if (past)
+			BAD(pc, "map %llu: mark %u set on empty index %llu",
+			    (unsigned long long)m->id, k,
+			    (unsigned long long)(n->base +
+			    ((uint64_t)(FSLOTS(pc) + __builtin_ctzll(past)) << n->shift)));
+	}
+	for (unsigned i = 0; i < FSLOTS(pc); i++) {
+		uintptr_t e = n->slots[i];
+		uint64_t idx = n->base + ((uint64_t)i << n->shift);
 
 		if (n->shift && e && !pc_is_node(e))
 			BAD(pc, "map %llu: entry above the leaves at %llu",

@@ -755,6 +755,35 @@ TEST(pcache_audit_catches_a_mark_left_on_an_emptied_slot)
 	eng_close(&g);
 }
 
+/* The audit walks only the slots a node's fan-out has; what lies past
+ * them (an entry, a mark) is still caught. */
+TEST(pcache_audit_catches_entries_and_marks_past_a_small_fanout)
+{
+	struct eng g;
+	uint64_t ino;
+	uint8_t buf[8 * BS];
+	struct pc_node *root, *leaf;
+
+	CHECK_OK(eng_open(&g, "pagecache=4,pagecache_shift=2"));
+	CHECK_OK(ref_create(g.fs, "a", &ino));
+	CHECK_OK(put(g.fs, ino, 0, 8 * BS, 0));
+	CHECK_EQ(ref_pread(g.fs, ino, buf, sizeof(buf), 0), (int64_t)sizeof(buf));
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	root = pc_map_of(g.fs->pc, ino)->root;
+	CHECK_EQ(root->shift, 2);
+	leaf = pc_node_of(root->slots[1]);
+	CHECK(leaf->shift == 0 && leaf->base == 4);
+	root->marks[PC_TOWRITE] |= 1ull << 9;
+	CHECK(audit_says(g.fs, "mark 2 set on empty index 36"));
+	root->marks[PC_TOWRITE] &= ~(1ull << 9);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	leaf->slots[63] = leaf->slots[0];
+	CHECK(audit_says(g.fs, "slot 63 used in a 4-way node at 4"));
+	leaf->slots[63] = 0;
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
 TEST(pcache_audit_catches_wrong_entry_and_value_counts)
 {
 	struct eng g;
