@@ -79,6 +79,11 @@ $(O)/libfsoracle.a: $(LIB_OBJS)
 
 $(O)/obj/tools/cmd_mount.o: CFLAGS_ALL += $(FUSE_CFLAGS)
 
+# ENGINE_CFLAGS: more flags for the engine and its devices only (base/,
+# hw/, ref/).  The libFuzzer builds leave the engine's comparisons
+# untraced there (fuzz/fuzz.mk says why).
+$(O)/obj/base/%.o $(O)/obj/hw/%.o $(O)/obj/ref/%.o: CFLAGS_ALL += $(ENGINE_CFLAGS)
+
 $(O)/fsoracle: $(TOOL_OBJS) $(O)/libfsoracle.a
 	$(if $(V),,@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(TOOL_OBJS) $(O)/libfsoracle.a $(LIBS) $(FUSE_LIBS)
