@@ -241,9 +241,15 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 	geom_from_header(kind, in.hdr, g);
 	r = rig_get(g->preset);
 	r->last_used = ++inputs;
-	/* the swarm draw's mount options: the rig's filesystem made anew
-	 * when they differ from the last input's (check_new_round) */
-	if (strcmp(r->round_mount, g->swarm.mount)) {
+	/*
+	 * The filesystem made anew with the swarm draw's mount options:
+	 * every input, the same way (the options parsed, one mkfs and
+	 * mount), whatever the last input was.  Making it anew only when the
+	 * options changed ran the option parser and a second reset on some
+	 * runs of an input and not on others: coverage that depended on the
+	 * input before (AFL++'s stability).
+	 */
+	{
 		int used = 0;
 
 		if (check_new_round(r->c, "", g->swarm.mount, &used))
@@ -251,8 +257,6 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 				 g->swarm.mount);
 		if (!used) /* refused: the input runs without them */
 			g->swarm.mount[0] = 0;
-		snprintf(r->round_mount, sizeof(r->round_mount), "%s",
-			 g->swarm.mount);
 	}
 	op_seq_clear(&input_seq);
 	n = geom_prefix_ops(g, prefix);
@@ -326,16 +330,14 @@ void rig_put(struct rig *r)
 {
 	struct rig *old;
 
+	/* the filesystem is made anew when the rig's next input starts
+	 * (rig_input), on a device as fresh as it was */
 	rig_devices(r, devtrack_restore);
-	if (check_reset(r->c))
-		fuzz_die("%s: reset failed", r->p.targets);
 	/* Over budget: the oldest rigs give their memory back and start
 	 * from a fresh device (their next input sees no difference). */
 	while (devtrack_resident_bytes() > RIG_RESIDENT_BYTES &&
 	       (old = rig_oldest(r))) {
 		rig_devices(old, devtrack_release);
 		old->last_used = 0;
-		if (check_reset(old->c))
-			fuzz_die("%s: reset failed", old->p.targets);
 	}
 }

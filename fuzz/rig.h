@@ -33,7 +33,6 @@ struct rig {
 					   device dt tracks (its cuts and
 					   the engine's go through it)     */
 	struct op_seq meta;           /* header for failure logs            */
-	char round_mount[64];         /* the swarm mount options it has now */
 	uint64_t last_used;           /* input count when it last ran one   */
 };
 
@@ -56,7 +55,8 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
  * so what a cut writes is tracked too. */
 struct hw_dev *rig_device_begin(struct rig *r);
 void rig_device_end(struct rig *r);
-/* After a sequence that passed: back to fresh for the next input. */
+/* After a sequence that passed: its devices back to fresh (the next
+ * input's rig_input makes the filesystem anew). */
 void rig_put(struct rig *r);
 
 #endif
