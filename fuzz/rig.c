@@ -330,8 +330,14 @@ void rig_put(struct rig *r)
 {
 	struct rig *old;
 
-	/* the filesystem is made anew when the rig's next input starts
-	 * (rig_input), on a device as fresh as it was */
+	/*
+	 * This input's files and filesystem dropped now, so that tearing
+	 * them down is this input's coverage, not the next one's; the next
+	 * input makes the filesystem anew (rig_input), on a device as fresh
+	 * as it was.
+	 */
+	if (check_release(r->c))
+		fuzz_die("%s: releasing the targets failed", r->p.targets);
 	rig_devices(r, devtrack_restore);
 	/* Over budget: the oldest rigs give their memory back and start
 	 * from a fresh device (their next input sees no difference). */

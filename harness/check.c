@@ -128,6 +128,18 @@ int check_reset(struct checker *c)
 	return 0;
 }
 
+int check_release(struct checker *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		int ret = c->t[i]->ops->release ?
+			  c->t[i]->ops->release(c->t[i]) : 0;
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 const struct check_stats *check_stats(const struct checker *c)
 {
 	return &c->st;

@@ -148,6 +148,15 @@ int check_run(struct checker *c, const struct op_seq *seq);
  * statistics keep counting). */
 int check_reset(struct checker *c);
 /*
+ * Drop what the targets hold now (every file, and each engine's mounted
+ * filesystem state) without making anything anew: the next call must be
+ * check_reset or check_new_round.  A caller that resets before every
+ * sequence (the fuzz targets' rigs) releases after each one, so tearing
+ * down a sequence's state is part of that sequence, never of the next.
+ * 0 or -errno.
+ */
+int check_release(struct checker *c);
+/*
  * Start a round with mkfs and mount options added to the targets' own
  * (target_ops.set_round; the given options of the command line win): a
  * swarm round's draw.  When a target cannot take them, or the engines

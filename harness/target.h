@@ -168,6 +168,12 @@ struct target_ops {
 	int (*twin)(struct target *t, uint32_t parts, struct target_twin *out);
 	/* Back to empty: no files, fresh filesystem.  0 or -errno. */
 	int (*reset)(struct target *t);
+	/*
+	 * Drop the files and the filesystem's state now; only reset may
+	 * follow (check_release).  NULL: nothing to drop early.  0 or
+	 * -errno.
+	 */
+	int (*release)(struct target *t);
 	void (*destroy)(struct target *t);
 };
 

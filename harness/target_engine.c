@@ -669,6 +669,16 @@ static int engine_set_round(struct target *t, const char *mkfs,
 	return engine_options(e, mk, mn, err, sizeof(err));
 }
 
+/* A round ends: no power failure carries over. */
+static int engine_disarm(struct engine *e)
+{
+	if (!e->armed)
+		return 0;
+	e->armed = 0;
+	hw_crash_set_plan(e->dev, NULL);
+	return hw_crash_cut(e->dev, NULL);
+}
+
 /*
  * Back to no files.  A kept image (target_env.keep_image) keeps its
  * format: its files go one by one, so a run tests the filesystem someone
@@ -681,13 +691,9 @@ static int engine_reset(struct target *t)
 
 	e->mnt.naive = e->base_naive;
 	e->mnt.fallback = e->base_fallback;
-	if (e->armed) { /* a round ends: no power failure carries over */
-		e->armed = 0;
-		hw_crash_set_plan(e->dev, NULL);
-		ret = hw_crash_cut(e->dev, NULL);
-		if (ret)
-			return ret;
-	}
+	ret = engine_disarm(e);
+	if (ret)
+		return ret;
 	if (!e->keep)
 		return do_mkfs_mount(e);
 	if (e->fs)
@@ -701,6 +707,22 @@ static int engine_reset(struct target *t)
 	}
 	e->known = 0;
 	return ret ? ret : ref_sync(e->fs);
+}
+
+/* A cut armed and not reached undone, and a RAM filesystem dropped now
+ * (a kept image keeps its filesystem for reset). */
+static int engine_release(struct target *t)
+{
+	struct engine *e = to_engine(t);
+	int ret = engine_disarm(e);
+
+	if (ret)
+		return ret;
+	if (!e->keep && e->fs) {
+		ref_abandon(e->fs);
+		e->fs = NULL;
+	}
+	return 0;
 }
 
 static void engine_destroy(struct target *t)
@@ -731,6 +753,7 @@ static const struct target_ops engine_ops = {
 	.twin = engine_twin_state,
 	.power = engine_power,
 	.reset = engine_reset,
+	.release = engine_release,
 	.destroy = engine_destroy,
 };
 

@@ -646,6 +646,7 @@ static const struct target_ops model_ops = {
 	.list = model_list,
 	.audit = NULL,
 	.reset = model_reset,
+	.release = model_reset,
 	.destroy = model_destroy,
 };
 

@@ -215,6 +215,13 @@ static int planted_reset(struct target *t)
 	return p->in->ops->reset(p->in);
 }
 
+static int planted_release(struct target *t)
+{
+	struct planted *p = to_planted(t);
+
+	return p->in->ops->release ? p->in->ops->release(p->in) : 0;
+}
+
 static void planted_destroy(struct target *t)
 {
 	struct planted *p = to_planted(t);
@@ -234,6 +241,7 @@ static const struct target_ops planted_ops = {
 	.space = planted_space,
 	.audit = planted_audit,
 	.reset = planted_reset,
+	.release = planted_release,
 	.destroy = planted_destroy,
 };
 

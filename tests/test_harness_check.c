@@ -216,6 +216,48 @@ TEST(check_verify_against_the_model_in_place_reports_the_bytes)
 	free(report);
 }
 
+/*
+ * check_release drops the files and the engine's filesystem at once;
+ * only a reset may follow, and after one the targets are fresh and run
+ * a sequence as a first one would.
+ */
+TEST(check_release_drops_the_state_and_a_reset_makes_it_anew)
+{
+	struct pair p;
+	struct checker *c;
+	struct check_cfg cfg = { .quiet = 1 };
+	struct op_seq seq;
+	const char *text = "pwrite 0 64k\nfsync\nfile f1\npwrite 4k 8k\n";
+	char err[200];
+
+	op_seq_init(&seq);
+	CHECK_OK(op_text_parse(text, strlen(text), &seq, err, sizeof(err)));
+	CHECK_OK(open_pair("engine,model", &p));
+	CHECK_OK(check_new(p.t, p.n, &cfg, &seq, &c));
+	for (int round = 0; round < 3; round++) {
+		CHECK_EQ(check_run(c, &seq), CHECK_OK);
+		CHECK_EQ(p.t[0]->ops->size(p.t[0], 0), 64 << 10);
+		CHECK_EQ(p.t[1]->ops->size(p.t[1], 1), 12 << 10);
+		CHECK_OK(check_release(c));
+		CHECK(engine_target_fs(p.t[0]) == NULL);
+		CHECK_EQ(p.t[1]->ops->size(p.t[1], 0), -ENOENT);
+		CHECK_EQ(p.t[1]->ops->size(p.t[1], 1), -ENOENT);
+		CHECK_OK(round == 1 ? check_new_round(c, "", "delalloc", NULL) :
+			 check_reset(c));
+		CHECK(engine_target_fs(p.t[0]) != NULL);
+		CHECK_EQ(p.t[0]->ops->size(p.t[0], 0), -ENOENT);
+		CHECK_EQ(p.t[0]->ops->size(p.t[0], 1), -ENOENT);
+	}
+	/* a second release in a row has nothing left to drop */
+	CHECK_OK(check_release(c));
+	CHECK_OK(check_release(c));
+	CHECK_OK(check_reset(c));
+	CHECK_EQ(check_run(c, &seq), CHECK_OK);
+	check_free(c);
+	target_list_close(p.t, p.n);
+	op_seq_free(&seq);
+}
+
 TEST(check_size_and_errno_classes)
 {
 	char *report = NULL;
