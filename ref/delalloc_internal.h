@@ -82,8 +82,10 @@ static inline uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* ---- delalloc.c ---- */
 
-/* fs->da, made on first use with its DA_BUF buffer. */
+/* fs->da, made on first use with its DA_BUF buffer (or a parked one). */
 int  da_get(struct ref_fs *fs, struct delalloc **out);
+/* States unmount parked for the next mounts in the process (the tests). */
+unsigned da_parked(void);
 /* Copy pages [index, index+n) into buf (zeroes for pages with no bytes). */
 void da_gather(struct ref_fs *fs, struct pc_map *m, uint64_t index,
 	       uint64_t n, uint8_t *buf);

@@ -15,6 +15,7 @@
 #include "hw/hw.h"
 #include "ref/ref.h"
 #include "ref/ref_internal.h"
+#include "ref/delalloc_internal.h"
 #include "ref/pcache.h"
 
 #include <stdio.h>
@@ -189,6 +190,65 @@ TEST(delalloc_allocates_nothing_until_writeback)
 	z.fs = NULL;
 	CHECK_OK(d_fsck(&z));
 	d_close(&z);
+}
+
+/* A filesystem with compression on that has written back a file, so
+ * its delalloc state (fs->da) is made: that state, or NULL; the file
+ * is *ino. */
+static const void *da_used(struct dfs *z, uint8_t *buf, size_t len,
+			   uint64_t *ino)
+{
+	if (d_new(z, NULL, "delalloc,compress=zstd") ||
+	    ref_create(z->fs, "f", ino) ||
+	    ref_pwrite(z->fs, *ino, buf, len, 0) != (int64_t)len ||
+	    ref_fsync(z->fs, *ino))
+		return NULL;
+	return z->fs->da;
+}
+
+/*
+ * Unmount parks a delalloc state's scratch for the next mount in the
+ * process (four at most), and what it holds works there: the same
+ * states come back, and the files written through them read back.
+ */
+TEST(unmount_parks_the_delalloc_scratch_for_the_next_mount)
+{
+	enum { N = 4 };
+	struct dfs z[N + 1];
+	const void *first[N], *again;
+	uint8_t buf[256 * KB];
+	uint64_t ino;
+
+	NEED_COMPRESSION();
+	fill(buf, sizeof(buf), 7, 1);
+	/* N at once take whatever earlier tests parked, and leave N parked */
+	for (int i = 0; i < N; i++)
+		CHECK((first[i] = da_used(&z[i], buf, sizeof(buf), &ino)) != NULL);
+	CHECK_EQ(da_parked(), 0);
+	for (int i = 0; i < N; i++)
+		d_close(&z[i]);
+	CHECK_EQ(da_parked(), N);
+	for (int i = 0; i < N; i++) {
+		int found = 0;
+
+		again = da_used(&z[i], buf, sizeof(buf), &ino);
+		CHECK(again != NULL);
+		for (int k = 0; k < N; k++)
+			found += again == first[k];
+		CHECK_EQ(found, 1);
+		CHECK_OK(ref_drop_caches(z[i].fs));
+		CHECK(reads_as(z[i].fs, ino, buf, sizeof(buf)));
+	}
+	/* none parked now: one more is made afresh, and of the five only
+	 * four are kept when they go */
+	CHECK_EQ(da_parked(), 0);
+	again = da_used(&z[N], buf, sizeof(buf), &ino);
+	CHECK(again != NULL);
+	for (int k = 0; k < N; k++)
+		CHECK(again != first[k]);
+	for (int i = 0; i <= N; i++)
+		d_close(&z[i]);
+	CHECK_EQ(da_parked(), N);
 }
 
 /*
