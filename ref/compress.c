@@ -35,9 +35,7 @@ bool compr_applies(const struct ref_fs *fs, const struct ref_inode *ip)
 	       (fs->compress != REF_COMPRESS_NONE || (ip->flags & REF_IF_COMPRESS));
 }
 
-/* Free what compression keeps in da: the workers, their slots and
- * contexts, the frame and decode buffers. */
-void compr_unmount(struct delalloc *da)
+void compr_stop_workers(struct delalloc *da)
 {
 	hw_workers_stop(da->pool);
 	for (unsigned i = 0; i < da->nslots; i++) {
@@ -53,6 +51,10 @@ void compr_unmount(struct delalloc *da)
 		ZSTD_freeCCtx(da->wctx[i]);
 	free(da->wctx);
 #endif
+}
+
+void compr_free_scratch(struct delalloc *da)
+{
 	free(da->zbuf);
 	free(da->cbuf);
 #if HAVE_ZSTD

@@ -69,7 +69,7 @@ static struct delalloc *unpark(void)
 	return calloc(1, sizeof(struct delalloc));
 }
 
-/* Park da (its scratch made idle first): 1, or 0 with every slot taken. */
+/* Park da (its scratch idle): 1, or 0 with every slot taken. */
 static int park(struct delalloc *da)
 {
 	for (unsigned i = 0; i < DA_PARKED; i++) {
@@ -111,34 +111,26 @@ int da_get(struct ref_fs *fs, struct delalloc **out)
 
 void da_unmount(struct ref_fs *fs)
 {
-	struct delalloc *da = fs->da, rest;
+	struct delalloc *da = fs->da;
 
 	if (!da)
 		return;
 	fs->da = NULL;
-	/* da keeps only its scratch, as calloc and the first uses made it;
-	 * the rest (workers, their slots and contexts) goes */
-	rest = *da;
-	*da = (struct delalloc){ .buf = rest.buf, .zbuf = rest.zbuf,
-				 .zcap = rest.zcap, .cbuf = rest.cbuf,
-				 .ccap = rest.ccap };
+	/* the workers go; da keeps only its scratch, all else as calloc
+	 * left it, and is parked if a slot is free */
+	compr_stop_workers(da);
+	*da = (struct delalloc){ .buf = da->buf, .zbuf = da->zbuf,
+				 .zcap = da->zcap, .cbuf = da->cbuf,
+				 .ccap = da->ccap,
 #if HAVE_ZSTD
-	da->cctx = rest.cctx;
-	da->dctx = rest.dctx;
+				 .cctx = da->cctx, .dctx = da->dctx,
 #endif
+			       };
 	scratch_idle(da, true);
-	if (park(da)) {
-		rest.buf = rest.zbuf = rest.cbuf = NULL;
-#if HAVE_ZSTD
-		rest.cctx = NULL;
-		rest.dctx = NULL;
-#endif
-		compr_unmount(&rest);
+	if (park(da))
 		return;
-	}
 	scratch_idle(da, false);
-	*da = rest;
-	compr_unmount(da);
+	compr_free_scratch(da);
 	free(da->buf);
 	free(da);
 }

@@ -110,7 +110,11 @@ bool compr_applies(const struct ref_fs *fs, const struct ref_inode *ip);
 int  compr_write_run(struct ref_fs *fs, struct ref_inode *ip,
 		     struct pc_map *m, uint64_t fb, uint64_t n,
 		     uint64_t piece);
-/* Free what compression keeps in da (workers, slots, contexts, frames). */
-void compr_unmount(struct delalloc *da);
+/* Free the compression workers of da: the pool, their slots and
+ * contexts (da's own scratch stays). */
+void compr_stop_workers(struct delalloc *da);
+/* Free da's own compression scratch: the frame and decode buffers and
+ * the contexts. */
+void compr_free_scratch(struct delalloc *da);
 
 #endif
