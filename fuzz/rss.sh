@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# fuzz/rss.sh - the memory of a long fuzz run: each fuzz target under
+# libFuzzer, plain and ASan + UBSan, fuzzed for N minutes from its seed
+# corpus, its resident set read from /proc every S seconds.
+#
+#   fuzz/rss.sh [--minutes N] [--every S] [--targets diff,crash]
+#               [--flavours plain,asan] [--limit-mb M] [--jobs J]
+#               [--json FILE]
+#
+# A run prints its rss at each minute and is judged:
+#   plain  the peak rss stays under M MB (256);
+#   asan   after the first third of the run (ASan's quarantine of freed
+#          memory, 256 MB by default, fills there) the rss grows by no
+#          more than a twentieth of itself or 32 MB, whichever is more:
+#          a leak or an unbounded cache grows steadily, and ASan's own
+#          quarantine and shadow do not.
+# Exits 1 when a run fails its judgement or dies, 2 on bad arguments.
+# J runs at once (1); each is one process on one core.  The default,
+# 10 minutes of each target in both flavours, takes 80 minutes at
+# --jobs 1: name the targets, or --jobs 2 on two idle cores.  A
+# measurement for a quiet machine, never a CI stage.  Builds with
+# `make fuzz-bench` first (O=DIR: into DIR, as make's O=).
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-out}
+minutes=10 every=10 targets= flavours="plain asan" limit=256 jobs=1 json=
+usage() { echo "rss: $1 (see --help)" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--minutes) minutes=${2-}; shift 2 || usage "--minutes takes a number" ;;
+	--every) every=${2-}; shift 2 || usage "--every takes a number" ;;
+	--targets) targets=$(echo "${2-}" | tr ',' ' '); shift 2 || usage "--targets takes a list" ;;
+	--flavours) flavours=$(echo "${2-}" | tr ',' ' '); shift 2 || usage "--flavours takes a list" ;;
+	--limit-mb) limit=${2-}; shift 2 || usage "--limit-mb takes a number" ;;
+	--jobs) jobs=${2-}; shift 2 || usage "--jobs takes a number" ;;
+	--json) json=${2-}; shift 2 || usage "--json takes a file" ;;
+	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	*) usage "unknown argument '$1'" ;;
+	esac
+done
+for v in "$minutes" "$every" "$limit" "$jobs"; do
+	case "$v" in
+	''|*[!0-9]*|0) usage "--minutes, --every, --limit-mb and --jobs take whole numbers above 0" ;;
+	esac
+done
+known=$(sed -e 's/#.*//' fuzz/targets | xargs)
+[ -n "$targets" ] || targets=$known
+for t in $targets; do
+	case " $known empty " in *" $t "*) ;; *) usage "no fuzz target '$t' (fuzz/targets)" ;; esac
+done
+for f in $flavours; do
+	case "$f" in plain|asan) ;; *) usage "flavours are plain and asan, not '$f'" ;; esac
+done
+make -s -j"$(nproc 2>/dev/null || echo 2)" O="$O" fuzz-bench >/dev/null || exit 2
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
+
+# one T FLAVOUR: fuzz T for the whole time, one "SECONDS RSS_KB" line a
+# sample into $tmp/T.FLAVOUR.rss, libFuzzer's log beside it.
+one() {
+	local t=$1 f=$2 bin dir=$tmp/$1.$2.corpus pid start now kb
+	bin=$O/fuzz/libfuzzer-plain/$t
+	[ "$f" = asan ] && bin=$O/fuzz/libfuzzer/$t
+	mkdir -p "$dir"
+	cp corpus/"$t"/* "$dir"/ 2>/dev/null || head -c 16 /dev/zero > "$dir/zero"
+	"$bin" -max_total_time=$((minutes * 60)) -max_len="$(opt "$t" max_len)" \
+		-timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
+		-artifact_prefix="$tmp/$t.$f." "$dir" > "$tmp/$t.$f.log" 2>&1 &
+	pid=$!
+	trap 'kill "$pid" 2>/dev/null' EXIT
+	start=$(date +%s)
+	: > "$tmp/$t.$f.rss"
+	while kill -0 "$pid" 2>/dev/null; do
+		kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+		now=$(date +%s)
+		[ -n "$kb" ] && echo "$((now - start)) $kb" >> "$tmp/$t.$f.rss"
+		sleep "$every"
+	done
+	wait "$pid"
+	echo $? > "$tmp/$t.$f.rc"
+}
+
+echo "fuzz/rss.sh: $minutes min a run, rss every $every s, $jobs at once," \
+     "load at start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
+running=0
+for t in $targets; do
+	for f in $flavours; do
+		if [ "$running" -ge "$jobs" ]; then
+			wait -n
+			running=$((running - 1))
+		fi
+		echo "  started $t ($f) at $(date +%H:%M:%S)"
+		one "$t" "$f" &
+		running=$((running + 1))
+	done
+done
+wait
+
+# judge T FLAVOUR: "VERDICT PEAK_MB FIRST_THIRD_MB END_MB GROWTH_MB EXECS"
+judge() {
+	local t=$1 f=$2 rc execs
+	rc=$(cat "$tmp/$t.$f.rc" 2>/dev/null || echo 1)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$t.$f.log")
+	awk -v f="$f" -v limit="$limit" -v rc="$rc" -v total=$((minutes * 60)) \
+	    -v execs="${execs:-0}" '
+		{ s[NR] = $1; kb[NR] = $2; if ($2 > peak) peak = $2 }
+		END {
+			if (NR == 0) { printf "died 0 0 0 0 %d\n", execs; exit }
+			third = kb[1]
+			for (i = 1; i <= NR; i++) if (s[i] <= total / 3) third = kb[i]
+			end = kb[NR]; grow = end - third
+			if (rc != 0 || execs == 0) v = "died"
+			else if (f == "plain") v = peak <= limit * 1024 ? "ok" : "over"
+			else {
+				tol = third / 20; if (tol < 32 * 1024) tol = 32 * 1024
+				v = grow <= tol ? "ok" : "grows"
+			}
+			printf "%s %d %d %d %d %d\n", v, peak / 1024, third / 1024,
+			       end / 1024, grow / 1024, execs
+		}' "$tmp/$t.$f.rss"
+}
+
+fail=0
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+for t in $targets; do
+	for f in $flavours; do
+		# the last sample of each minute, MB
+		printf '%-6s %-5s rss at each minute (MB):' "$t" "$f"
+		awk '{ m = int($1 / 60); if (m > last) last = m; kb[m] = $2 }
+			END { for (m = 0; m <= last; m++) if (m in kb) printf " %d", kb[m] / 1024
+			      printf "\n" }' "$tmp/$t.$f.rss"
+	done
+done
+printf '%-6s %-5s %-6s %8s %14s %8s %10s %12s\n' target build result \
+	"peak MB" "at 1/3 (MB)" "end MB" "growth" executions
+for t in $targets; do
+	for f in $flavours; do
+		set -- $(judge "$t" "$f")
+		printf '%-6s %-5s %-6s %8s %14s %8s %10s %12s\n' "$t" "$f" "$1" "$2" "$3" "$4" "$5" "$6"
+		[ "$1" = ok ] || { fail=1
+			echo "  $t ($f): $1; the end of its log:" >&2
+			tail -5 "$tmp/$t.$f.log" >&2; }
+		echo "$t $f $*" >> "$tmp/results"
+	done
+done
+if [ -n "$json" ]; then
+	awk -v minutes="$minutes" -v limit="$limit" '
+		BEGIN { printf "{\"schema\": \"fsoracle-fuzzrss/1\", \"minutes\": %d, \"plain_limit_mb\": %d, \"runs\": [", minutes, limit }
+		{ printf "%s{\"target\": \"%s\", \"build\": \"%s\", \"result\": \"%s\", \"peak_mb\": %d, \"third_mb\": %d, \"end_mb\": %d, \"growth_mb\": %d, \"executions\": %d}",
+			(NR > 1 ? ", " : ""), $1, $2, $3, $4, $5, $6, $7, $8 }
+		END { printf "]}\n" }' "$tmp/results" > "$json"
+	echo "wrote $json"
+fi
+exit "$fail"
