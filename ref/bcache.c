@@ -19,6 +19,8 @@
  */
 #include "ref/ref_internal.h"
 
+#include "base/park.h"
+
 #include <stdlib.h>
 
 static size_t hash_blk(const struct ref_fs *fs, uint64_t blkno)
@@ -69,12 +71,18 @@ static void set_raw(struct ref_fs *fs, struct rbuf *b, bool raw)
 		fs->nraw--;
 }
 
+/* A buffer's memory, to the park for the next mount's (base/park.h). */
+static void buf_release(struct ref_fs *fs, struct rbuf *b)
+{
+	park_free(b->data, fs->bs);
+	park_free(b, sizeof(*b));
+}
+
 static void buf_free(struct ref_fs *fs, struct rbuf *b)
 {
 	lru_del(fs, b);
 	hash_del(fs, b);
-	free(b->data);
-	free(b);
+	buf_release(fs, b);
 }
 
 static int hash_grow(struct ref_fs *fs)
@@ -123,8 +131,7 @@ void bcache_destroy(struct ref_fs *fs)
 		while (b) {
 			struct rbuf *next = b->hnext;
 
-			free(b->data);
-			free(b);
+			buf_release(fs, b);
 			b = next;
 		}
 	}
@@ -162,12 +169,12 @@ static int cache_insert(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
 
 	if (fs->nbufs >= fs->hsize * 2 && hash_grow(fs))
 		return -ENOMEM;
-	b = calloc(1, sizeof(*b));
+	b = park_zalloc(sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	b->data = malloc(fs->bs);
+	b->data = park_alloc(fs->bs);
 	if (!b->data) {
-		free(b);
+		park_free(b, sizeof(*b));
 		return -ENOMEM;
 	}
 	b->blkno = blkno;
@@ -247,8 +254,7 @@ int buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
 	return 0;
 fail:
 	hash_del(fs, b);
-	free(b->data);
-	free(b);
+	buf_release(fs, b);
 	return err;
 }
 
@@ -300,8 +306,7 @@ int buf_get_raw(struct ref_fs *fs, uint64_t blkno, bool read,
 			memset(b->data, 0, fs->bs);
 		if (err) {
 			hash_del(fs, b);
-			free(b->data);
-			free(b);
+			buf_release(fs, b);
 			return err;
 		}
 	}

@@ -28,6 +28,7 @@
  */
 #include "ref/pcache_internal.h"
 
+#include "base/park.h"
 #include "base/poison.h"
 
 #include <stdio.h>
@@ -81,7 +82,7 @@ static struct pc_page *page_alloc(struct pcache *pc)
 	struct pc_page *p;
 
 	if (!pc->nspare)
-		return malloc(page_bytes(pc));
+		return park_alloc(page_bytes(pc));
 	p = pc->spare[--pc->nspare];
 	mem_reuse(p, page_bytes(pc));
 	return p;
@@ -90,7 +91,7 @@ static struct pc_page *page_alloc(struct pcache *pc)
 void pc_page_release(struct pcache *pc, struct pc_page *p)
 {
 	if (pc->nspare == PC_SPARE_MAX) {
-		free(p);
+		park_free(p, page_bytes(pc));
 		return;
 	}
 	mem_idle(p, page_bytes(pc));
@@ -115,7 +116,7 @@ static void free_subtree(struct pcache *pc, struct pc_node *n)
 		else if (pc_is_page(e))
 			pc_page_free(pc, to_page(e));
 	}
-	free(n);
+	park_free(n, sizeof(*n));
 }
 
 void pc_free(struct pcache *pc)
@@ -126,7 +127,7 @@ void pc_free(struct pcache *pc)
 		if (pc->maps[i].root)
 			free_subtree(pc, pc->maps[i].root);
 	while (pc->nspare)
-		free(pc->spare[--pc->nspare]);
+		park_free(pc->spare[--pc->nspare], page_bytes(pc));
 	free(pc->maps);
 	free(pc);
 }

@@ -28,6 +28,8 @@
  */
 #include "ref/pcache_internal.h"
 
+#include "base/park.h"
+
 #include <stdlib.h>
 
 /* The largest index a node of this shift can root. */
@@ -74,7 +76,7 @@ static struct pc_node *node_new(struct pcache *pc, struct pc_map *m,
 				struct pc_node *parent, unsigned offset,
 				unsigned shift, uint64_t base)
 {
-	struct pc_node *n = calloc(1, sizeof(*n));
+	struct pc_node *n = park_zalloc(sizeof(*n));
 
 	if (!n)
 		return NULL;
@@ -111,7 +113,7 @@ static void node_free(struct pcache *pc, struct pc_node *n)
 		pc->nshadow_nodes--;
 	}
 	pc->nnodes--;
-	free(n);
+	park_free(n, sizeof(*n));
 }
 
 /* Set mark on slot off of n and on every ancestor's path to it. */

@@ -1,0 +1,143 @@
+/*
+ * park.c - the process's park of idle blocks (park.h).
+ *
+ * One shelf per size, a stack of block pointers: the block parked last
+ * is the first handed out (still warm in the cache).  A shelf is claimed
+ * by the first block of its size and given up when it empties, so sizes
+ * come and go with the filesystems a process mounts.
+ */
+#include "base/park.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/poison.h"
+
+struct shelf {
+	size_t size;              /* 0: free shelf */
+	size_t n;
+	void *blk[PARK_PER_SIZE];
+};
+
+static struct shelf shelves[PARK_SIZES];
+static size_t parked_bytes;
+static uint64_t n_reused, n_parked;
+static atomic_flag lock = ATOMIC_FLAG_INIT;
+
+static void park_lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		;
+}
+
+static void park_unlock(void)
+{
+	atomic_flag_clear_explicit(&lock, memory_order_release);
+}
+
+static struct shelf *shelf_of(size_t size)
+{
+	for (unsigned i = 0; i < PARK_SIZES; i++)
+		if (shelves[i].size == size)
+			return &shelves[i];
+	return NULL;
+}
+
+void *park_alloc(size_t size)
+{
+	struct shelf *s;
+	void *p = NULL;
+
+	park_lock();
+	s = shelf_of(size);
+	if (s && s->n) {
+		p = s->blk[--s->n];
+		if (!s->n)
+			s->size = 0;
+		parked_bytes -= size;
+		n_reused++;
+	}
+	park_unlock();
+	if (!p)
+		return malloc(size);
+	mem_reuse(p, size);
+	return p;
+}
+
+void *park_zalloc(size_t size)
+{
+	void *p = park_alloc(size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void park_free(void *p, size_t size)
+{
+	struct shelf *s;
+	int kept = 0;
+
+	if (!p)
+		return;
+	if (!size) {
+		free(p);
+		return;
+	}
+	mem_idle(p, size);
+	park_lock();
+	s = shelf_of(size);
+	if (!s)
+		s = shelf_of(0);
+	if (s && s->n < PARK_PER_SIZE && parked_bytes + size <= PARK_BYTES) {
+		s->size = size;
+		s->blk[s->n++] = p;
+		parked_bytes += size;
+		n_parked++;
+		kept = 1;
+	}
+	park_unlock();
+	if (!kept) {
+		mem_reuse(p, size);
+		free(p);
+	}
+}
+
+void park_drain(void)
+{
+	for (;;) {
+		void *p = NULL;
+		size_t size = 0;
+
+		park_lock();
+		for (unsigned i = 0; i < PARK_SIZES && !p; i++) {
+			struct shelf *s = &shelves[i];
+
+			if (!s->n)
+				continue;
+			size = s->size;
+			p = s->blk[--s->n];
+			if (!s->n)
+				s->size = 0;
+			parked_bytes -= size;
+		}
+		park_unlock();
+		if (!p)
+			return;
+		mem_reuse(p, size);
+		free(p);
+	}
+}
+
+void park_stats(struct park_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	park_lock();
+	for (unsigned i = 0; i < PARK_SIZES; i++)
+		st->blocks += shelves[i].n;
+	st->bytes = parked_bytes;
+	st->reused = n_reused;
+	st->parked = n_parked;
+	park_unlock();
+}
