@@ -81,6 +81,14 @@ void inode_encode(const struct ref_inode *ip, uint8_t *slot)
 	memcpy(slot + DI_NAME, ip->name, strlen(ip->name));
 }
 
+/* Whether inode_encode(ip) is all zeros: a slot never used. */
+bool inode_encodes_zero(const struct ref_inode *ip)
+{
+	return !ip->type && !ip->flags && !ip->size && !ip->nblocks &&
+	       !ip->nextents && !ip->root.blk && !ip->root.levels &&
+	       !ip->gen && !ip->name[0];
+}
+
 /* Decode and sanity-check one slot; -EFSCORRUPTED names what is wrong. */
 int inode_decode(struct ref_fs *fs, uint64_t ino, const uint8_t *slot,
 		 struct ref_inode *ip)

@@ -383,6 +383,7 @@ void inode_unmount(struct ref_fs *fs);
 int  inode_get(struct ref_fs *fs, uint64_t ino, struct ref_inode **ip);
 int  inode_log(struct ref_fs *fs, struct ref_inode *ip);
 void inode_encode(const struct ref_inode *ip, uint8_t *slot);
+bool inode_encodes_zero(const struct ref_inode *ip);
 int  inode_decode(struct ref_fs *fs, uint64_t ino, const uint8_t *slot,
 		  struct ref_inode *ip);
 void inode_hash_remove(struct ref_fs *fs, struct ref_inode *ip);
