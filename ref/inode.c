@@ -138,6 +138,26 @@ int inode_decode(struct ref_fs *fs, uint64_t ino, const uint8_t *slot,
 	return 0;
 }
 
+/* One slot at mount: decoded into fs->inodes, a live file's name hashed. */
+static int mount_slot(struct ref_fs *fs, uint64_t ino, const uint8_t *slot)
+{
+	struct ref_inode *ip = &fs->inodes[ino - 1];
+	int err = inode_decode(fs, ino, slot, ip);
+
+	if (err)
+		return err;
+	if (ip->type != ITYPE_FILE || (ip->flags & REF_IF_UNLINKED))
+		return 0;
+	if (hash_find(fs, ip->name)) {
+		ref_report(fs, "inode %llu: name '%s' used twice",
+			   (unsigned long long)ino, ip->name);
+		return -EFSCORRUPTED;
+	}
+	hash_insert(fs, ip);
+	return 0;
+}
+
+/* Every slot of the table, one buffer lookup a table block. */
 int inode_mount(struct ref_fs *fs)
 {
 	int err = 0;
@@ -149,27 +169,19 @@ int inode_mount(struct ref_fs *fs)
 	fs->nhash = calloc(fs->nhsize, sizeof(*fs->nhash));
 	if (!fs->inodes || !fs->nhash)
 		return -ENOMEM;
-	for (uint64_t ino = 1; ino <= fs->ninodes; ino++) {
-		struct ref_inode *ip = &fs->inodes[ino - 1];
+	for (uint64_t ino = 1; ino <= fs->ninodes && !err;) {
+		uint64_t blk = inode_blkno(fs, ino);
 		struct rbuf *b;
 
-		err = buf_read(fs, inode_blkno(fs, ino), MAGIC_INODES, &b);
+		err = buf_read(fs, blk, MAGIC_INODES, &b);
 		if (err)
 			return err;
-		err = inode_decode(fs, ino, b->data + inode_slot_off(fs, ino), ip);
+		for (; !err && ino <= fs->ninodes && inode_blkno(fs, ino) == blk;
+		     ino++)
+			err = mount_slot(fs, ino, b->data + inode_slot_off(fs, ino));
 		buf_put(fs, b);
-		if (err)
-			return err;
-		if (ip->type != ITYPE_FILE || (ip->flags & REF_IF_UNLINKED))
-			continue;
-		if (hash_find(fs, ip->name)) {
-			ref_report(fs, "inode %llu: name '%s' used twice",
-				   (unsigned long long)ino, ip->name);
-			return -EFSCORRUPTED;
-		}
-		hash_insert(fs, ip);
 	}
-	return 0;
+	return err;
 }
 
 void inode_unmount(struct ref_fs *fs)

@@ -250,4 +250,50 @@ TEST(audit_names_an_inode_slot_that_differs_from_memory)
 	hw_close(d);
 }
 
+/*
+ * Mount reads every slot of the inode table: a slot written with a name
+ * a file already has, and one of an unknown type in a later table block,
+ * each make the mount fail as corruption, naming the inode.
+ */
+TEST(mount_names_a_bad_slot_in_any_inode_table_block)
+{
+	static const char *const why[2] = { "name 'f' used twice",
+					    "unknown inode type" };
+	uint64_t ino;
+
+	for (unsigned t = 0; t < 2; t++) {
+		struct hw_dev *d;
+		struct ref_fs *fs = mount_new("mem:8m", 1024, &d);
+		struct ref_mount_opts mo = { 0 };
+		char msgs[2048] = "", want[96];
+		uint64_t bad;
+		struct rbuf *b;
+		uint8_t *slot;
+
+		CHECK(fs);
+		CHECK_OK(ref_create(fs, "f", &ino));
+		CHECK_OK(ref_sync(fs));
+		/* beside the file, or the table's last slot */
+		bad = t == 0 ? ino + 1 : fs->ninodes;
+		CHECK(t == 0 || inode_blkno(fs, bad) != inode_blkno(fs, ino));
+		CHECK_OK(buf_read(fs, inode_blkno(fs, bad), 0, &b));
+		slot = b->data + inode_slot_off(fs, bad);
+		if (t == 0)
+			inode_encode(&fs->inodes[ino - 1], slot);
+		else
+			slot[DI_TYPE] = 7;
+		buf_dirty(fs, b);
+		buf_put(fs, b);
+		CHECK_OK(tx_commit(fs));
+		CHECK_OK(ref_unmount(fs));
+		mo.msg = collect;
+		mo.msg_arg = msgs;
+		CHECK_EQ(ref_mount(d, &mo, &fs), -EFSCORRUPTED);
+		snprintf(want, sizeof(want), "inode %llu", (unsigned long long)bad);
+		CHECK_MSG(strstr(msgs, want) && strstr(msgs, why[t]),
+			  "expected '%s' and '%s' in:\n%s", want, why[t], msgs);
+		hw_close(d);
+	}
+}
+
 int main(int argc, char **argv) { return test_main(argc, argv); }
