@@ -169,6 +169,16 @@ int bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	}
 	if (err)
 		return err;
+	if (e.fileoff <= fb) {
+		/* a record of no blocks at fb, or keys out of order: the hole
+		 * would be empty, and a caller walking the file would not move */
+		ref_report(fs, "inode %llu: extent record at file block %llu "
+			   "covers no block (length %llu)",
+			   (unsigned long long)ip->ino,
+			   (unsigned long long)e.fileoff,
+			   (unsigned long long)e.len);
+		return -EFSCORRUPTED;
+	}
 	ext->len = e.fileoff - fb;
 	return 0;
 }
