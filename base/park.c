@@ -14,13 +14,15 @@
 
 #include "base/poison.h"
 
+/* The sizes and counts together, so finding a shelf reads one cache
+ * line, not one a shelf. */
 struct shelf {
 	size_t size;              /* 0: free shelf */
 	size_t n;
-	void *blk[PARK_PER_SIZE];
 };
 
 static struct shelf shelves[PARK_SIZES];
+static void *blocks[PARK_SIZES][PARK_PER_SIZE];
 static size_t parked_bytes;
 static uint64_t n_reused, n_parked;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
@@ -52,7 +54,7 @@ void *park_alloc(size_t size)
 	park_lock();
 	s = shelf_of(size);
 	if (s && s->n) {
-		p = s->blk[--s->n];
+		p = blocks[s - shelves][--s->n];
 		if (!s->n)
 			s->size = 0;
 		parked_bytes -= size;
@@ -92,7 +94,7 @@ void park_free(void *p, size_t size)
 		s = shelf_of(0);
 	if (s && s->n < PARK_PER_SIZE && parked_bytes + size <= PARK_BYTES) {
 		s->size = size;
-		s->blk[s->n++] = p;
+		blocks[s - shelves][s->n++] = p;
 		parked_bytes += size;
 		n_parked++;
 		kept = 1;
@@ -117,7 +119,7 @@ void park_drain(void)
 			if (!s->n)
 				continue;
 			size = s->size;
-			p = s->blk[--s->n];
+			p = blocks[i][--s->n];
 			if (!s->n)
 				s->size = 0;
 			parked_bytes -= size;
