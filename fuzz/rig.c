@@ -308,6 +308,10 @@ static void rig_devices(struct rig *r, int (*fn)(struct devtrack *))
 		 * (the restore went below it), so no later cut undoes it. */
 		if (!ret && r->cut[i])
 			ret = hw_flush(r->cut[i]);
+		/* and the bytes it kept for its records go back to the
+		 * process, shared by every rig, not kept by each */
+		if (!ret && r->cut[i])
+			ret = hw_crash_trim(r->cut[i]);
 		if (ret)
 			fuzz_die("%s: restoring its device failed: %d",
 				 r->t[i]->name, ret);

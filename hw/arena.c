@@ -10,7 +10,10 @@
  *   block 1  |a write longer than block 0's room|rz|...free.......|
  *
  * hw_arena_reset() empties it when the last record is gone and keeps
- * the largest block.  Each allocation is followed by a redzone and, under
+ * the largest block; hw_arena_free() gives every block back.  Blocks come
+ * from and go to the process's park (base/park.h), so a process with
+ * many crash devices that are written in turn (a fuzz target's rigs)
+ * shares a few blocks among them instead of keeping one each.  Each allocation is followed by a redzone and, under
  * ASan, everything outside the live allocations is poisoned
  * (base/poison.h), so an overflow past a record's bytes or a use after
  * the reset is reported as it would be with malloc; under MSan what is
@@ -22,6 +25,7 @@
 
 #include <stdlib.h>
 
+#include "base/park.h"
 #include "base/poison.h"
 
 #define ARENA_BLOCK   ((size_t)1 << 20)
@@ -49,7 +53,7 @@ void *hw_arena_alloc(struct hw_arena *a, size_t len)
 
 		if (a->total + cap > HW_ARENA_MAX)
 			return NULL;
-		b = malloc(sizeof(*b) + cap);
+		b = park_alloc(sizeof(*b) + cap);
 		if (!b)
 			return NULL;
 		b->cap = cap;
@@ -65,6 +69,13 @@ void *hw_arena_alloc(struct hw_arena *a, size_t len)
 	return p;
 }
 
+/* A block back to the process's park (base/park.h), for any arena. */
+static void block_free(struct hw_arena_block *b)
+{
+	if (b)
+		park_free(b, sizeof(*b) + b->cap);
+}
+
 void hw_arena_reset(struct hw_arena *a)
 {
 	struct hw_arena_block *keep = NULL, *b = a->head;
@@ -73,10 +84,10 @@ void hw_arena_reset(struct hw_arena *a)
 		struct hw_arena_block *next = b->next;
 
 		if (!keep || b->cap > keep->cap) {
-			free(keep);
+			block_free(keep);
 			keep = b;
 		} else {
-			free(b);
+			block_free(b);
 		}
 		b = next;
 	}
@@ -94,7 +105,7 @@ void hw_arena_free(struct hw_arena *a)
 	while (a->head) {
 		struct hw_arena_block *next = a->head->next;
 
-		free(a->head);
+		block_free(a->head);
 		a->head = next;
 	}
 	a->total = 0;

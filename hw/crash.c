@@ -968,6 +968,18 @@ int64_t hw_crash_pending(struct hw_dev *dev)
 	return cd ? pending_count(cd, NULL) : -EINVAL;
 }
 
+int hw_crash_trim(struct hw_dev *dev)
+{
+	struct crash_dev *cd = find(dev);
+
+	if (!cd)
+		return -EINVAL;
+	if (cd->nrec)
+		return -EBUSY;
+	hw_arena_free(&cd->arena);
+	return 0;
+}
+
 int64_t hw_crash_mark(struct hw_dev *dev)
 {
 	struct crash_dev *cd = find(dev);

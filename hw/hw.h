@@ -337,6 +337,12 @@ int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan);
 int hw_crash_join(struct hw_dev *a, struct hw_dev *b);
 /* Pending writes (>= 0), or -EINVAL without a crash layer. */
 int64_t hw_crash_pending(struct hw_dev *dev);
+/*
+ * With no write pending, give back the memory the layer keeps for the
+ * bytes of its records (the next write takes it again); -EBUSY with
+ * writes pending, -EINVAL without a crash layer.
+ */
+int hw_crash_trim(struct hw_dev *dev);
 /* A mark for HW_CUT_MARK: writes issued from now on come after it. */
 int64_t hw_crash_mark(struct hw_dev *dev);
 int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out);

@@ -4,6 +4,7 @@
  * caller, once or sticky), log (replay to each mark rebuilds each state),
  * and the layer spec grammar.
  */
+#include "base/park.h"
 #include "base/poison.h"
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
@@ -311,6 +312,44 @@ TEST(crash_info_counts_pending_writes_and_durability_points)
 	CHECK_EQ(ci.pending, 0);
 	CHECK_EQ(ci.durable_points, 2);
 	CHECK_EQ(ci.cuts, 1);
+	hw_close(d);
+}
+
+/*
+ * hw_crash_trim gives the bytes the layer keeps for its records back to
+ * the park, and only with nothing pending; the writes after it are
+ * recorded and cut as before.
+ */
+TEST(crash_trim_gives_back_record_memory_only_with_nothing_pending)
+{
+	static uint8_t want[IMG];
+	struct park_stats st;
+	struct hw_dev *d;
+
+	park_drain();
+	CHECK_OK(crash_setup(&d));
+	CHECK_EQ(hw_crash_trim(d), -EBUSY);
+	CHECK_EQ(hw_crash_pending(d), 4);
+	CHECK_OK(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }));
+	park_stats(&st);
+	CHECK_EQ(st.blocks, 0);
+	CHECK_OK(hw_crash_trim(d));
+	park_stats(&st);
+	CHECK_EQ(st.blocks, 1); /* the arena's block, parked */
+	CHECK_OK(hw_crash_trim(d)); /* nothing left: still fine */
+	/* recorded again after the trim: a write dropped by a cut */
+	CHECK_OK(dev_apply(d, &four[0]));
+	park_stats(&st);
+	CHECK_EQ(st.blocks, 0); /* taken back */
+	CHECK_EQ(hw_crash_pending(d), 1);
+	CHECK_OK(hw_crash_cut(d, NULL));
+	model_subset(want, 15);
+	CHECK_OK(hw_read(d, 0, got, IMG));
+	CHECK_MEM(got, want, IMG);
+	hw_close(d);
+	park_drain();
+	OPEN("mem:64k", d);
+	CHECK_EQ(hw_crash_trim(d), -EINVAL);
 	hw_close(d);
 }
 
