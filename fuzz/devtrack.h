@@ -20,7 +20,8 @@
  * restore writes zeros over the dirty pages, so they stay in memory for
  * the next input; devtrack_resident_bytes says how much that holds over
  * every tracked device, and the caller bounds it with devtrack_release,
- * which hands one whole device back (mem: frees its memory).
+ * which hands one whole device back (mem: frees its memory; on any other
+ * device it is a restore, and what the device holds stays counted).
  *
  * With a baseline (the image target's template), the starting state is
  * the baseline's bytes: restore copies them back over the dirty pages.
@@ -45,7 +46,8 @@ int devtrack_restore(struct devtrack *dt);
  * The same, by one zero-out of the whole device (a baseline: by writing
  * it back), so its memory is freed: whatever was written on it since
  * (mkfs's metadata too) is gone, and the caller makes its filesystem
- * again.  0 or -errno.
+ * again.  Only a mem: device frees its memory so; any other is restored
+ * (the same bytes) and its pages stay counted.  0 or -errno.
  */
 int devtrack_release(struct devtrack *dt);
 /* Bytes of pages written on all tracked devices and not released since. */
