@@ -20,6 +20,8 @@
  */
 #include "harness/target.h"
 
+#include "base/park.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +42,6 @@ struct mfile {
 struct model {
 	struct target t;
 	struct mfile f[OP_MAX_FILES];
-	uint8_t **spare;   /* freed chunks kept for reuse (no malloc churn)   */
-	size_t nspare, spare_cap;
 	uint8_t *bounce;   /* CHUNK bytes each: an exchange swaps through     */
 	uint8_t *bounce2;  /* these two                                       */
 };
@@ -78,13 +78,14 @@ static void mf_read(const struct mfile *f, uint64_t off, void *buf,
 }
 
 /*
- * A chunk, from the spares when there are some, zero outside
- * [co, co + n): the caller writes that range at once, so zeroing all
- * 64 KiB first would be wasted on every large write.
+ * A chunk, from the process's park of freed blocks (base/park.h: no
+ * malloc churn, and no path here that depends on what earlier models
+ * freed), zero outside [co, co + n): the caller writes that range at
+ * once, so zeroing all 64 KiB first would be wasted on every large write.
  */
-static uint8_t *chunk_new(struct model *m, uint64_t co, uint64_t n)
+static uint8_t *chunk_new(uint64_t co, uint64_t n)
 {
-	uint8_t *c = m->nspare ? m->spare[--m->nspare] : malloc(CHUNK);
+	uint8_t *c = park_alloc(CHUNK);
 
 	if (c) {
 		memset(c, 0, (size_t)co);
@@ -114,7 +115,7 @@ static uint8_t *mf_chunk_for(struct model *m, struct mfile *f, uint64_t ci,
 		f->nchunk = want;
 	}
 	if (!f->chunk[ci])
-		f->chunk[ci] = chunk_new(m, co, n);
+		f->chunk[ci] = chunk_new(co, n);
 	return f->chunk[ci];
 }
 
@@ -203,25 +204,11 @@ static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
 	return 0;
 }
 
-/* Drop a file's bytes; its chunks go to the spares (or back to libc). */
-static void mf_free(struct model *m, struct mfile *f)
+/* Drop a file's bytes; its chunks go to the park. */
+static void mf_free(struct mfile *f)
 {
-	for (uint64_t i = 0; i < f->nchunk; i++) {
-		if (!f->chunk[i])
-			continue;
-		if (m->nspare == m->spare_cap) {
-			size_t cap = m->spare_cap ? m->spare_cap * 2 : 64;
-			uint8_t **sp = realloc(m->spare, cap * sizeof(*sp));
-
-			if (!sp) {
-				free(f->chunk[i]);
-				continue;
-			}
-			m->spare = sp;
-			m->spare_cap = cap;
-		}
-		m->spare[m->nspare++] = f->chunk[i];
-	}
+	for (uint64_t i = 0; i < f->nchunk; i++)
+		park_free(f->chunk[i], CHUNK);
 	free(f->chunk);
 	memset(f, 0, sizeof(*f));
 }
@@ -491,7 +478,7 @@ static int64_t model_apply(struct target *t, const struct op *op,
 	case OP_UNLINK:
 		if (!f->exists)
 			return -ENOENT;
-		mf_free(m, f);
+		mf_free(f);
 		return 0;
 	case OP_SYNC:
 	case OP_WRITEBACK:
@@ -621,7 +608,7 @@ static int model_reset(struct target *t)
 	struct model *m = to_model(t);
 
 	for (unsigned i = 0; i < OP_MAX_FILES; i++)
-		mf_free(m, &m->f[i]);
+		mf_free(&m->f[i]);
 	return 0;
 }
 
@@ -630,9 +617,6 @@ static void model_destroy(struct target *t)
 	struct model *m = to_model(t);
 
 	model_reset(t);
-	while (m->nspare)
-		free(m->spare[--m->nspare]);
-	free(m->spare);
 	free(m->bounce);
 	free(m->bounce2);
 	free(m);
