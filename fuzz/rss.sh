@@ -15,6 +15,8 @@
 #          a leak or an unbounded cache grows steadily, and ASan's own
 #          quarantine and shadow do not.
 # Exits 1 when a run fails its judgement or dies, 2 on bad arguments.
+# A run that dies (a finding: crash, timeout, out of memory) leaves its
+# input in out/rss/ (O=DIR: DIR/rss/) and its report's summary here.
 # J runs at once (1); each is one process on one core.  The default,
 # 10 minutes of each target in both flavours, takes 80 minutes at
 # --jobs 1: name the targets, or --jobs 2 on two idle cores.  A
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--limit-mb) limit=${2-}; shift 2 || usage "--limit-mb takes a number" ;;
 	--jobs) jobs=${2-}; shift 2 || usage "--jobs takes a number" ;;
 	--json) json=${2-}; shift 2 || usage "--json takes a file" ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
 	*) usage "unknown argument '$1'" ;;
 	esac
 done
@@ -54,6 +56,8 @@ done
 make -s -j"$(nproc 2>/dev/null || echo 2)" O="$O" fuzz-bench >/dev/null || exit 2
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+art=$O/rss
+mkdir -p "$art" || exit 2
 opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
 
 # one T FLAVOUR: fuzz T for the whole time, one "SECONDS RSS_KB" line a
@@ -66,7 +70,7 @@ one() {
 	cp corpus/"$t"/* "$dir"/ 2>/dev/null || head -c 16 /dev/zero > "$dir/zero"
 	"$bin" -max_total_time=$((minutes * 60)) -max_len="$(opt "$t" max_len)" \
 		-timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
-		-artifact_prefix="$tmp/$t.$f." "$dir" > "$tmp/$t.$f.log" 2>&1 &
+		-artifact_prefix="$art/$t.$f." "$dir" > "$tmp/$t.$f.log" 2>&1 &
 	pid=$!
 	trap 'kill "$pid" 2>/dev/null' EXIT
 	start=$(date +%s)
@@ -139,8 +143,9 @@ for t in $targets; do
 		set -- $(judge "$t" "$f")
 		printf '%-6s %-5s %-6s %8s %14s %8s %10s %12s\n' "$t" "$f" "$1" "$2" "$3" "$4" "$5" "$6"
 		[ "$1" = ok ] || { fail=1
-			echo "  $t ($f): $1; the end of its log:" >&2
-			tail -5 "$tmp/$t.$f.log" >&2; }
+			echo "  $t ($f): $1; from its log:" >&2
+			grep -E '^==[0-9]+==|^SUMMARY|deadly signal|Test unit written|out-of-memory|^stat::peak' \
+				"$tmp/$t.$f.log" | head -8 >&2; }
 		echo "$t $f $*" >> "$tmp/results"
 	done
 done
