@@ -286,6 +286,13 @@ expect_status 10 "swarm run finds a planted bug" -- run run --seed 4 --ops 20000
 expect_grep "$tmp/swarm.ops" '^# swarm round [0-9]+: kinds ' "the log says what the round drew"
 expect_grep "$tmp/swarm.ops" '^#! fsoracle .*mount=[a-z]' "the header has the round's mount options"
 expect_status 10 "the swarm log replays as is" -- run replay --log "$tmp/swarm.fail.ops" "$tmp/swarm.ops"
+expect_grep "$tmp/swarm.ops" '^#! fsoracle .*mkfs=([^ ]*,)?inodes=64[ ,]' "the inode table is sized to 4 files"
+expect_status 10 "a table for 8 files" -- run run --seed 4 --ops 20000 --files 8 \
+	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm8.ops"
+expect_grep "$tmp/swarm8.ops" '^#! fsoracle .*mkfs=([^ ]*,)?inodes=128[ ,]' "16 inode slots a file"
+expect_status 10 "inodes= given is kept" -- run run --seed 4 --ops 20000 --mkfs inodes=40,bs=2k \
+	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm40.ops"
+expect_grep "$tmp/swarm40.ops" '^#! fsoracle .*mkfs=inodes=40,bs=2k[ ,]' "... and not added to"
 expect_status 0 "--no-swarm" -- run run --seed 1 --ops 3000 --no-swarm -q
 expect_nogrep "$tmp/err" 'swarm rounds' "--no-swarm runs the fixed mix"
 expect_status 0 "swarm by default" -- run run --seed 1 --ops 3000 -q
