@@ -181,13 +181,14 @@ int devtrack_release(struct devtrack *dt)
 	int ret;
 
 	/*
-	 * Only mem:'s zero-out hands pages back (madvise).  On any other
-	 * device (a pmem file: its zero-out is a memset, which would make
-	 * every page of the device resident while this count said none
-	 * was) the written pages are zeroed as at a restore, and stay
-	 * resident and counted.
+	 * Only a device whose zero-out hands pages back (mem:'s madvise)
+	 * is zeroed whole.  On any other (a pmem file: its zero-out is a
+	 * memset, which would make every page of the device resident
+	 * while this count said none was) the written pages are zeroed as
+	 * at a restore, and stay resident and counted.
 	 */
-	if (dt->baseline || !dt->orig->zero_out || strcmp(dt->orig->name, "mem"))
+	if (dt->baseline || !dt->orig->zero_out ||
+	    !(hw_caps(dt->dev) & HW_CAP_ZERO_FREES))
 		return devtrack_restore(dt);
 	ret = dt->orig->zero_out(dt->dev, 0, hw_size(dt->dev), 0);
 	for (uint64_t i = 0; i < dt->nlist; i++)

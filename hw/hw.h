@@ -35,6 +35,8 @@ struct hw_dev;
 #define HW_CAP_BYTE_ADDR   (1u << 3) /* pmem: byte-addressable persist     */
 #define HW_CAP_ZONED       (1u << 4) /* has sequential-write zones         */
 #define HW_CAP_DISCARD     (1u << 5) /* discard is meaningful              */
+#define HW_CAP_ZERO_FREES  (1u << 6) /* zero-out hands the memory back     */
+                                     /* (mem:'s madvise; never a layer's)  */
 
 struct hw_geometry {
 	uint64_t size;          /* bytes                                      */

@@ -21,6 +21,9 @@ void hw_layer_init(struct hw_layer *l, const struct hw_ops *ops,
 {
 	hw_dev_init(&l->dev, ops, lower->geo.size, lower->geo.caps);
 	l->dev.geo = lower->geo;
+	/* a layer's zero-out is its own (the crash layer keeps what it
+	 * replaced), whatever the lower device's does */
+	l->dev.geo.caps &= ~HW_CAP_ZERO_FREES;
 	l->lower = lower;
 }
 

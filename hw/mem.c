@@ -268,7 +268,8 @@ static int mem_open(const struct hw_opts *o, struct hw_dev **out,
 			md->map.dirty = calloc(dirty_words(size, md->page),
 					       sizeof(uint64_t));
 	}
-	hw_dev_init(&md->dev, &mem_ops, size, HW_CAP_STORES_DATA);
+	hw_dev_init(&md->dev, &mem_ops, size,
+		    HW_CAP_STORES_DATA | HW_CAP_ZERO_FREES);
 	*out = &md->dev;
 	return 0;
 }

@@ -679,7 +679,8 @@ int hw_zoned_new(const struct hw_zone_cfg *cfg, struct hw_dev *store,
 		goto out_error;
 	}
 
-	hw_dev_init(&zd->dev, &zoned_ops, cfg->size, store->geo.caps | HW_CAP_ZONED);
+	hw_dev_init(&zd->dev, &zoned_ops, cfg->size,
+		    (store->geo.caps & ~HW_CAP_ZERO_FREES) | HW_CAP_ZONED);
 	zd->dev.geo.zone_size = cfg->zone_size;
 	zd->dev.geo.nr_zones = nr;
 	zd->dev.geo.nr_conv = cfg->nr_conv;

@@ -423,9 +423,17 @@ TEST(devices_report_block_geometry_and_caps)
 
 	OPEN("mem:0x10000", d);
 	CHECK_EQ(hw_size(d), 65536);
-	CHECK_EQ(hw_caps(d), HW_CAP_STORES_DATA);
+	CHECK_EQ(hw_caps(d), HW_CAP_STORES_DATA | HW_CAP_ZERO_FREES);
 	CHECK_EQ(d->geo.sector_size, 512);
 	CHECK_EQ(d->geo.atomic_write, 512);
+	hw_close(d);
+
+	/* a layer's zero-out is its own: mem:'s handing back is not passed on */
+	OPEN("crash:mem:64k", d);
+	CHECK_EQ(hw_caps(d), HW_CAP_STORES_DATA);
+	hw_close(d);
+	OPEN("faulty[write=3]:mem:64k", d);
+	CHECK_EQ(hw_caps(d), HW_CAP_STORES_DATA);
 	hw_close(d);
 
 	CHECK(tmp_init(&t));

@@ -709,6 +709,7 @@ TEST(zoned_spec_geometry_defaults_follow_null_blk)
 	CHECK_EQ(d->geo.max_append, 256 * MiB);    /* the capacity */
 	CHECK(d->geo.caps & HW_CAP_ZONED);
 	CHECK(d->geo.caps & HW_CAP_STORES_DATA);
+	CHECK(!(d->geo.caps & HW_CAP_ZERO_FREES)); /* zones have rules */
 	CHECK_EQ(zone_at(d, 0).capacity, 256 * MiB);
 	CHECK_OK(hw_describe(d, desc, sizeof(desc)));
 	CHECK_MSG(strcmp(desc, "zoned (emulated: ZBC/ZNS rules in software) over mem: 4 zones of 256m, capacity 256m, 0 conventional, max_open 0, max_active 0 (0 = none), append_max 256m") == 0,
