@@ -652,7 +652,7 @@ static int replay_log(struct ref_fs *fs, struct replay *r,
 	return 0;
 }
 
-int journal_recover(struct ref_fs *fs, bool norecovery)
+int journal_recover(struct ref_fs *fs, bool norecovery, const uint8_t *home)
 {
 	struct replay r = { 0 };
 	struct revtab rt = { 0 };
@@ -681,6 +681,9 @@ int journal_recover(struct ref_fs *fs, bool norecovery)
 		revtab_finish(&rt);
 		err = replay_log(fs, &r, &rt, blk, ntx);
 	}
+	/* the replayed superblock, before anything is written home */
+	if (!err && fs->ctr.recovered_txns && home)
+		err = super_check_replayed(fs, home);
 	/* A read-only mount keeps replayed images in memory, never at home;
 	 * a writable one writes them home and drops the file data ones. */
 	fs->jhead = 0;

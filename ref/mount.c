@@ -154,6 +154,46 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 static int mount_state(struct ref_fs *fs);
 static int set_clean(struct ref_fs *fs, uint32_t clean);
 
+/* What mkfs wrote and nothing changes after it: the geometry
+ * check_super reads, and the feature bits. */
+static const struct { uint16_t from, to; } sb_fixed[] = {
+	{ SB_VERSION, SB_BMINIT },
+	{ SB_FEATURES, SB_FEATURES + 8 },
+	{ SB_RTBLOCKS, SB_RTBMINIT },
+};
+
+/*
+ * The log may hold a newer image of the superblock, which the replay
+ * has put in place; the geometry read from the home copy before it
+ * (which everything since was built on) must be the logged copy's too.
+ * If they differ, one of the two is damaged and which cannot be told,
+ * so the mount fails before the replay writes anything home.  Without
+ * this check, a damaged home copy that passed check_super
+ * (a larger fan-out, say) was used until unmount and left trees the
+ * logged copy's geometry calls overfull.
+ */
+int super_check_replayed(struct ref_fs *fs, const uint8_t *home)
+{
+	struct rbuf *b;
+	int err = buf_read(fs, 0, MAGIC_SUPER, &b);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < sizeof(sb_fixed) / sizeof(sb_fixed[0]); i++) {
+		unsigned from = sb_fixed[i].from, to = sb_fixed[i].to;
+
+		if (memcmp(b->data + from, home + from, to - from)) {
+			ref_report(fs, "superblock: the copy in the log has "
+				   "another geometry than the one in place "
+				   "(bytes %u..%u)", from, to - 1);
+			err = -EFSCORRUPTED;
+			break;
+		}
+	}
+	buf_put(fs, b);
+	return err;
+}
+
 static void fs_free(struct ref_fs *fs)
 {
 	pcache_unmount(fs); /* dirty pages are lost: a cut, or written */
@@ -173,7 +213,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	      struct ref_fs **out)
 {
 	struct ref_fs *fs = calloc(1, sizeof(*fs));
-	uint8_t *sb = NULL;
+	uint8_t *sb = NULL, home[SB_END];
 	int err;
 
 	if (!fs)
@@ -241,6 +281,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 		err = -EFSCORRUPTED;
 		goto fail;
 	}
+	memcpy(home, sb, sizeof(home));
 	free(sb);
 	sb = NULL;
 	fs->zeroblk = calloc(1, fs->bs);
@@ -251,7 +292,8 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	err = bcache_init(fs, opts ? opts->cache_blocks : 0);
 	if (err)
 		goto fail;
-	err = journal_recover(fs, opts && (opts->flags & REF_MOUNT_NORECOVERY));
+	err = journal_recover(fs, opts && (opts->flags & REF_MOUNT_NORECOVERY),
+			      home);
 	if (err)
 		goto fail;
 	err = alloc_mount(fs);

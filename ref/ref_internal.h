@@ -317,7 +317,8 @@ void buf_unpin(struct ref_fs *fs, struct rbuf *b);
 void bcache_bt_store_init(struct ref_fs *fs);
 
 /* journal (journal.c) */
-int  journal_recover(struct ref_fs *fs, bool norecovery);
+int  journal_recover(struct ref_fs *fs, bool norecovery, const uint8_t *home);
+int  super_check_replayed(struct ref_fs *fs, const uint8_t *home);
 int  tx_commit(struct ref_fs *fs);
 int  tx_maybe_roll(struct ref_fs *fs);
 int  journal_checkpoint(struct ref_fs *fs);

@@ -17,6 +17,7 @@
 
 #include "hw/hw.h"
 #include "ref/ref.h"
+#include "ref/ref_internal.h"
 #include "tests/test_crash_util.h"
 
 static void quiet(void *arg, const char *line) { (void)arg; (void)line; }
@@ -185,6 +186,64 @@ TEST(flipping_any_metadata_byte_is_a_clean_corruption_error)
 	CHECK_MSG(tested > 512 * 10, "only %d flips tested", tested);
 	CHECK_OK(ref_fsck(d, quiet, NULL)); /* and the image was left intact */
 	free(clean);
+	hw_close(d);
+}
+
+/*
+ * An image abandoned with the superblock in its log (every mount logs
+ * it), whose home copy then gets another fan-out, checksum and all: a
+ * valid geometry on its own, but not the logged copy's that the replay
+ * puts in place.  Mount and fsck must refuse it; found by the image fuzz
+ * target, where the mount used the home copy's fan-out after the replay
+ * and its trees were overfull by the logged copy's at the next fsck.
+ */
+TEST(a_logged_superblock_with_another_geometry_is_refused)
+{
+	struct ref_mkfs_opts mo = { .btree_maxrecs = 4, .blocksize = 512,
+				    .inodes = 8, .journal_blocks = 64 };
+	struct hw_dev *d = NULL;
+	struct ref_fs *fs;
+	uint8_t sbk[512], blk[512] = { 0 }, *img;
+	uint64_t ino, size;
+
+	CHECK_OK(hw_open("mem:1m", &d, NULL, 0));
+	CHECK_OK(ref_mkfs(d, &mo));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_OK(ref_create(fs, "x", &ino));
+	CHECK_EQ(ref_pwrite(fs, ino, blk, 512, 0), 512);
+	CHECK_OK(ref_fsync(fs, ino));
+	ref_abandon(fs);
+	size = hw_size(d);
+	img = malloc(size);
+	CHECK_OK(hw_read(d, 0, img, size));
+
+	/* as it is, it recovers */
+	CHECK_OK(ref_fsck(d, quiet, NULL));
+	CHECK_OK(hw_read(d, 0, sbk, 512));
+	CHECK_EQ(get32(sbk + SB_MAXRECS), 4);
+	put32(sbk + SB_MAXRECS, 6);
+	blk_set_crc(sbk, HDR_SECTOR);
+	CHECK_OK(hw_write(d, 0, sbk, 512, 0));
+	CHECK_EQ(ref_fsck(d, quiet, NULL), -EFSCORRUPTED);
+	CHECK_EQ(ref_mount(d, NULL, &fs), -EFSCORRUPTED);
+	CHECK_EQ(ref_mount(d, NULL, &fs), -EFSCORRUPTED); /* and again */
+	/* nothing was written home: the image is as it was, but for the
+	 * damage, and once that is undone it recovers */
+	put32(sbk + SB_MAXRECS, 4);
+	blk_set_crc(sbk, HDR_SECTOR);
+	CHECK_OK(hw_write(d, 0, sbk, 512, 0));
+	{
+		uint8_t *now = malloc(size);
+
+		CHECK_OK(hw_read(d, 0, now, size));
+		CHECK_MEM(now, img, size);
+		free(now);
+	}
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_OK(ref_lookup(fs, "x", &ino));
+	CHECK_OK(ref_unmount(fs));
+	CHECK_OK(ref_fsck(d, quiet, NULL));
+	free(img);
 	hw_close(d);
 }
 
