@@ -119,6 +119,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		[FUZZ_HDR_LEN + 2 * OP_BIN_RECORD] = OP_SYNC,
 	};
 
+	fuzz_heap_log_start();
 	rig_init_all(GEOM_CRASH, warm, sizeof(warm));
 	return 0;
 }

@@ -33,6 +33,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		[FUZZ_HDR_LEN + OP_BIN_RECORD] = OP_SYNC,
 	};
 
+	fuzz_heap_log_start();
 	rig_init_all(GEOM_DIFF, warm, sizeof(warm));
 	return 0;
 }

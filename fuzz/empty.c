@@ -9,6 +9,7 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	fuzz_heap_log_start();
 	return 0;
 }
 

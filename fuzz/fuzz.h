@@ -42,6 +42,18 @@ void fuzz_split(const uint8_t *data, size_t size, struct fuzz_input *in);
 _Noreturn void fuzz_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/*
+ * Under ASan, with FSO_HEAP_LOG=FILE in the environment: a thread
+ * appends "SECONDS BYTES" to FILE every FSO_HEAP_EVERY seconds (10),
+ * BYTES being what the program holds allocated (ASan's count of live
+ * blocks: not its quarantine of freed ones, nor the free memory its
+ * allocator keeps, which are most of an ASan process's rss and grow with
+ * the mix of sizes).  fuzz/rss.sh judges an ASan run by it: a leak or
+ * an unbounded cache grows it.  Nothing in other builds, or without
+ * the variable.  Every target's LLVMFuzzerInitialize calls it.
+ */
+void fuzz_heap_log_start(void);
+
 /* The libFuzzer entry points every target defines. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -196,6 +196,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		[FUZZ_HDR_LEN] = OP_PWRITE, [FUZZ_HDR_LEN + 9] = 1,
 	};
 
+	fuzz_heap_log_start();
 	if (wbuf)
 		return 0;
 	wbuf = malloc(IMAGE_MAX_FILE);

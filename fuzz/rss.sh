@@ -9,11 +9,14 @@
 #
 # A run prints its rss at each minute and is judged:
 #   plain  the peak rss stays under M MB (256);
-#   asan   after the first third of the run (ASan's quarantine of freed
-#          memory, 256 MB by default, fills there) the rss grows by no
-#          more than a twentieth of itself or 32 MB, whichever is more:
-#          a leak or an unbounded cache grows steadily, and ASan's own
-#          quarantine and shadow do not.
+#   asan   after the first third of the run, the bytes it holds allocated
+#          (ASan's count of live blocks, which the target writes every S
+#          seconds: FSO_HEAP_LOG in fuzz/fuzz.h) grow by no more than a
+#          twentieth or 32 MB, whichever is more.  A leak or an unbounded
+#          cache grows them.  The rss of an ASan process is not judged:
+#          most of it is ASan's quarantine of freed blocks (256 MB) and
+#          the free memory its allocator keeps for each size of block,
+#          which grows slowly as the mix of sizes changes; it is shown.
 # Exits 1 when a run fails its judgement or dies, 2 on bad arguments.
 # A run that dies (a finding: crash, timeout, out of memory) leaves its
 # input in out/rss/ (O=DIR: DIR/rss/) and its report's summary here.
@@ -36,7 +39,7 @@ while [ $# -gt 0 ]; do
 	--limit-mb) limit=${2-}; shift 2 || usage "--limit-mb takes a number" ;;
 	--jobs) jobs=${2-}; shift 2 || usage "--jobs takes a number" ;;
 	--json) json=${2-}; shift 2 || usage "--json takes a file" ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) usage "unknown argument '$1'" ;;
 	esac
 done
@@ -68,6 +71,8 @@ one() {
 	[ "$f" = asan ] && bin=$O/fuzz/libfuzzer/$t
 	mkdir -p "$dir"
 	cp corpus/"$t"/* "$dir"/ 2>/dev/null || head -c 16 /dev/zero > "$dir/zero"
+	: > "$tmp/$t.$f.heap"
+	FSO_HEAP_LOG=$([ "$f" = asan ] && echo "$tmp/$t.$f.heap") FSO_HEAP_EVERY=$every \
 	"$bin" -max_total_time=$((minutes * 60)) -max_len="$(opt "$t" max_len)" \
 		-timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
 		-artifact_prefix="$art/$t.$f." "$dir" > "$tmp/$t.$f.log" 2>&1 &
@@ -101,28 +106,40 @@ for t in $targets; do
 done
 wait
 
-# judge T FLAVOUR: "VERDICT PEAK_MB FIRST_THIRD_MB END_MB GROWTH_MB EXECS"
+# third_end FILE DIV: "AT_ONE_THIRD END" of a file of "SECONDS VALUE"
+# lines, in MB (VALUE / DIV MB); "- -" when it is empty
+third_end() {
+	awk -v total=$((minutes * 60)) -v div="$2" '
+		{ s[NR] = $1; v[NR] = $2 }
+		END {
+			if (NR == 0) { print "- -"; exit }
+			third = v[1]
+			for (i = 1; i <= NR; i++) if (s[i] <= total / 3) third = v[i]
+			printf "%d %d\n", third / div, v[NR] / div
+		}' "$1"
+}
+
+# judge T FLAVOUR: "VERDICT PEAK_MB RSS_THIRD RSS_END HEAP_THIRD HEAP_END
+# EXECS" (MB; the heap "-" in plain runs)
 judge() {
-	local t=$1 f=$2 rc execs
+	local t=$1 f=$2 rc execs peak rss heap v
 	rc=$(cat "$tmp/$t.$f.rc" 2>/dev/null || echo 1)
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$t.$f.log")
-	awk -v f="$f" -v limit="$limit" -v rc="$rc" -v total=$((minutes * 60)) \
-	    -v execs="${execs:-0}" '
-		{ s[NR] = $1; kb[NR] = $2; if ($2 > peak) peak = $2 }
-		END {
-			if (NR == 0) { printf "died 0 0 0 0 %d\n", execs; exit }
-			third = kb[1]
-			for (i = 1; i <= NR; i++) if (s[i] <= total / 3) third = kb[i]
-			end = kb[NR]; grow = end - third
-			if (rc != 0 || execs == 0) v = "died"
-			else if (f == "plain") v = peak <= limit * 1024 ? "ok" : "over"
-			else {
-				tol = third / 20; if (tol < 32 * 1024) tol = 32 * 1024
-				v = grow <= tol ? "ok" : "grows"
-			}
-			printf "%s %d %d %d %d %d\n", v, peak / 1024, third / 1024,
-			       end / 1024, grow / 1024, execs
-		}' "$tmp/$t.$f.rss"
+	peak=$(awk '$2 > p { p = $2 } END { printf "%d", p / 1024 }' "$tmp/$t.$f.rss")
+	rss=$(third_end "$tmp/$t.$f.rss" 1024)
+	heap=$(third_end "$tmp/$t.$f.heap" 1048576)
+	set -- $heap
+	if [ "$rc" != 0 ] || [ "${execs:-0}" = 0 ] || [ "$rss" = "- -" ]; then
+		v=died
+	elif [ "$f" = plain ]; then
+		v=$([ "$peak" -le "$limit" ] && echo ok || echo over)
+	elif [ "$1" = - ]; then
+		v=noheap # the target wrote no heap log: an old build?
+	else
+		v=$(awk -v a="$1" -v b="$2" 'BEGIN { tol = a / 20; if (tol < 32) tol = 32
+			print b - a <= tol ? "ok" : "grows" }')
+	fi
+	echo "$v $peak $rss $heap ${execs:-0}"
 }
 
 fail=0
@@ -130,18 +147,23 @@ echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 for t in $targets; do
 	for f in $flavours; do
 		# the last sample of each minute, MB
-		printf '%-6s %-5s rss at each minute (MB):' "$t" "$f"
-		awk '{ m = int($1 / 60); if (m > last) last = m; kb[m] = $2 }
-			END { for (m = 0; m <= last; m++) if (m in kb) printf " %d", kb[m] / 1024
-			      printf "\n" }' "$tmp/$t.$f.rss"
+		for what in rss heap; do
+			[ -s "$tmp/$t.$f.$what" ] || continue
+			printf '%-6s %-5s %-4s at each minute (MB):' "$t" "$f" "$what"
+			awk -v div=$([ $what = rss ] && echo 1024 || echo 1048576) '
+				{ m = int($1 / 60); if (m > last) last = m; v[m] = $2 }
+				END { for (m = 0; m <= last; m++) if (m in v) printf " %d", v[m] / div
+				      printf "\n" }' "$tmp/$t.$f.$what"
+		done
 	done
 done
-printf '%-6s %-5s %-6s %8s %14s %8s %10s %12s\n' target build result \
-	"peak MB" "at 1/3 (MB)" "end MB" "growth" executions
+echo "(MB; heap: what an ASan run holds allocated, judged; plain runs: the peak rss, judged)"
+printf '%-6s %-5s %-6s %8s %8s %8s %9s %9s %11s\n' target build result \
+	"peak rss" "rss 1/3" "rss end" "heap 1/3" "heap end" executions
 for t in $targets; do
 	for f in $flavours; do
 		set -- $(judge "$t" "$f")
-		printf '%-6s %-5s %-6s %8s %14s %8s %10s %12s\n' "$t" "$f" "$1" "$2" "$3" "$4" "$5" "$6"
+		printf '%-6s %-5s %-6s %8s %8s %8s %9s %9s %11s\n' "$t" "$f" "$1" "$2" "$3" "$4" "$5" "$6" "$7"
 		[ "$1" = ok ] || { fail=1
 			echo "  $t ($f): $1; from its log:" >&2
 			grep -E '^==[0-9]+==|^SUMMARY|deadly signal|Test unit written|out-of-memory|^stat::peak' \
@@ -151,9 +173,10 @@ for t in $targets; do
 done
 if [ -n "$json" ]; then
 	awk -v minutes="$minutes" -v limit="$limit" '
-		BEGIN { printf "{\"schema\": \"fsoracle-fuzzrss/1\", \"minutes\": %d, \"plain_limit_mb\": %d, \"runs\": [", minutes, limit }
-		{ printf "%s{\"target\": \"%s\", \"build\": \"%s\", \"result\": \"%s\", \"peak_mb\": %d, \"third_mb\": %d, \"end_mb\": %d, \"growth_mb\": %d, \"executions\": %d}",
-			(NR > 1 ? ", " : ""), $1, $2, $3, $4, $5, $6, $7, $8 }
+		function num(x) { return x == "-" ? "null" : x + 0 }
+		BEGIN { printf "{\"schema\": \"fsoracle-fuzzrss/2\", \"minutes\": %d, \"plain_limit_mb\": %d, \"runs\": [", minutes, limit }
+		{ printf "%s{\"target\": \"%s\", \"build\": \"%s\", \"result\": \"%s\", \"peak_rss_mb\": %s, \"rss_third_mb\": %s, \"rss_end_mb\": %s, \"heap_third_mb\": %s, \"heap_end_mb\": %s, \"executions\": %s}",
+			(NR > 1 ? ", " : ""), $1, $2, $3, num($4), num($5), num($6), num($7), num($8), num($9) }
 		END { printf "]}\n" }' "$tmp/results" > "$json"
 	echo "wrote $json"
 fi

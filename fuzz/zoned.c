@@ -90,6 +90,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		[FUZZ_HDR_LEN] = Z_WRITE, [FUZZ_HDR_LEN + 8] = 1,
 	};
 
+	fuzz_heap_log_start();
 	if (buf_a)
 		return 0;
 #ifdef FSO_PLANTED
