@@ -59,6 +59,25 @@ TEST(crc32c_every_length_and_alignment_matches_the_bitwise_definition)
 	}
 }
 
+/* crc32c() runs three lanes of 128 bytes at once from 384 bytes on: every
+ * length across several of those steps, and the tail after them. */
+TEST(crc32c_lengths_across_the_three_lane_steps_match_the_tables)
+{
+	fill(3);
+	for (size_t off = 0; off < 3; off++)
+		for (size_t len = 300; len <= 4096; len++) {
+			uint32_t want = crc32c_portable(0x1234u, buf + off, len);
+
+			CHECK_MSG(crc32c(0x1234u, buf + off, len) == want,
+				  "crc32c at offset %zu, %zu bytes", off, len);
+		}
+	/* and against the definition at the step edges */
+	for (size_t len = 383; len <= 1153; len += 385)
+		CHECK_EQ(crc32c(0, buf, len), crc_bitwise(0, buf, len));
+	CHECK_EQ(crc32c(0, buf, 768), crc_bitwise(0, buf, 768));
+	CHECK_EQ(crc32c(0, buf, 4096), crc_bitwise(0, buf, 4096));
+}
+
 TEST(crc32c_chained_pieces_equal_one_pass)
 {
 	fill(99);
