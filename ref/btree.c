@@ -542,6 +542,10 @@ int bt_lookup_le(struct bt_tree *t, uint64_t key, void *rec)
 		if (!err)
 			copy_rec(t, leaf, leaf->nrecs - 1, rec);
 	}
+	/* Out-of-order keys send the search astray: an answer above key
+	 * made a caller that steps down from it loop for ever. */
+	if (!err && t->type->rec_key(rec) > key)
+		err = -EFSCORRUPTED;
 	path_release(t, &p);
 	return err;
 }
@@ -562,6 +566,8 @@ int bt_lookup_ge(struct bt_tree *t, uint64_t key, void *rec)
 	}
 	if (!err)
 		copy_rec(t, leaf, (unsigned)leaf->idx, rec);
+	if (!err && t->type->rec_key(rec) < key) /* out of order, as above */
+		err = -EFSCORRUPTED;
 	path_release(t, &p);
 	return err;
 }
