@@ -127,9 +127,7 @@ static void add_opt(char *buf, size_t len, const char *opt)
 	snprintf(buf + used, len - used, "%s%s", used ? "," : "", opt);
 }
 
-/* Whether the given options (comma-separated, or NULL) set key: "name="
- * matches "name=anything", "name" itself. */
-static bool given(const char *opts, const char *key)
+bool gen_opts_given(const char *opts, const char *key)
 {
 	size_t k = strlen(key);
 
@@ -177,21 +175,21 @@ static void swarm_draw(struct gen *g)
 
 		snprintf(opt, sizeof(opt), "maxrecs=%u",
 			 4 + (unsigned)rng_below(r, 5));
-		if (!given(g->cfg.mkfs, "maxrecs="))
+		if (!gen_opts_given(g->cfg.mkfs, "maxrecs="))
 			add_opt(rd->mkfs, sizeof(rd->mkfs), opt);
 	}
 	data = (unsigned)rng_below(r, 10);
-	if (given(g->cfg.mount, "data="))
+	if (gen_opts_given(g->cfg.mount, "data="))
 		data = 10;
 	if (data < 2)
 		add_opt(rd->mount, sizeof(rd->mount), "data=journal");
 	else if (data == 2)
 		add_opt(rd->mount, sizeof(rd->mount), "data=writeback");
-	if (rng_below(r, 2) && !given(g->cfg.mount, "delalloc") &&
-	    !given(g->cfg.mount, "nodelalloc"))
+	if (rng_below(r, 2) && !gen_opts_given(g->cfg.mount, "delalloc") &&
+	    !gen_opts_given(g->cfg.mount, "nodelalloc"))
 		add_opt(rd->mount, sizeof(rd->mount), "delalloc");
 	if (g->cfg.swarm_compress && rng_below(r, 5) == 0 &&
-	    !given(g->cfg.mount, "compress="))
+	    !gen_opts_given(g->cfg.mount, "compress="))
 		add_opt(rd->mount, sizeof(rd->mount), "compress=zstd");
 }
 

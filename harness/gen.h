@@ -54,6 +54,7 @@
 #ifndef FSORACLE_HARNESS_GEN_H
 #define FSORACLE_HARNESS_GEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -117,6 +118,10 @@ void gen_reset_sizes(struct gen *g);
 void gen_new_round(struct gen *g);
 /* One line: what the round drew ("swarm round 3: kinds off: ...; ..."). */
 void gen_round_describe(const struct gen *g, char *buf, size_t len);
+
+/* Whether the options (comma-separated mkfs or mount options, or NULL)
+ * set key: "name=" matches "name=anything", "name" itself. */
+bool gen_opts_given(const char *opts, const char *key);
 
 /*
  * Parse "pwrite=300,pread=100,crash=0" into cfg->weight (starting from the

@@ -216,7 +216,7 @@ static void size_inode_table(struct run_args *a, struct runopts *o)
 	unsigned slots = o->geom.nfiles * RUN_INODES_PER_FILE;
 	int n;
 
-	if (o->keep_image || (o->mkfs && strstr(o->mkfs, "inodes=")))
+	if (o->keep_image || gen_opts_given(o->mkfs, "inodes="))
 		return;
 	if (slots < RUN_MIN_INODES)
 		slots = RUN_MIN_INODES;
