@@ -591,6 +591,24 @@ static uint64_t op_need(const struct op *op, uint64_t len, uint32_t unit)
 	}
 }
 
+/*
+ * Metadata an op may need beyond the margin: an exchange maps every
+ * record of both ranges into the other file, and on files mapped a block
+ * a record that is two records a block, each an insert that may split
+ * every level of an extent tree (the engine reserves that much before
+ * it swaps anything, as XFS does), and a cut at each end of both ranges.
+ */
+static uint64_t op_meta_need(const struct op *op, uint64_t len,
+			     const struct target_space *sp)
+{
+	uint64_t recs;
+
+	if (op->kind != OP_EXCHANGE_RANGE || !sp->meta_block)
+		return 0;
+	recs = 2 * ((len + sp->meta_block - 1) / sp->meta_block) + 4;
+	return recs * sp->map_insert * sp->meta_block;
+}
+
 /* What a target's ENOSPC is, judged by its room for one file. */
 enum full_verdict {
 	FULL_OK,        /* legitimate: too little room left                 */
@@ -615,7 +633,8 @@ static enum full_verdict judge_one(struct checker *c, int i,
 	need = op_need(op, len, sp.unit);
 	margin = FULL_MARGIN_UNITS * (uint64_t)sp.unit +
 		 (sp.capacity >> FULL_MARGIN_SHIFT);
-	if (sp.avail < need + margin || sp.meta_avail < FULL_META_MARGIN)
+	if (sp.avail < need + margin ||
+	    sp.meta_avail < FULL_META_MARGIN + op_meta_need(op, len, &sp))
 		return FULL_OK;
 	snprintf(why, whylen, "%s: %llu bytes available, the op needs at most "
 		 "%llu (+ margin %llu)", op_file_name(&c->log, file),

@@ -65,6 +65,11 @@ struct target_space {
 				     holding extent maps and the journal)   */
 	uint64_t capacity;        /* the data space of the file's device     */
 	uint32_t unit;            /* the file's allocation unit              */
+	uint32_t map_insert;      /* metadata blocks one more mapping record
+				     of the file may take (a split of every
+				     level of its extent tree, and a new
+				     root); 0: none or unknown              */
+	uint32_t meta_block;      /* the size of those blocks, in bytes      */
 };
 
 /*

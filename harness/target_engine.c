@@ -548,6 +548,8 @@ static int engine_space(struct target *t, unsigned file,
 	if (ret)
 		return ret;
 	sp->meta_avail = sf.avail_blocks * sf.blocksize;
+	sp->map_insert = st.map_levels + 1;
+	sp->meta_block = sf.blocksize;
 	if (st.flags & REF_FLAG_REALTIME) {
 		sp->avail = sf.rt_avail_blocks * sf.blocksize;
 		sp->capacity = sf.rt_blocks * sf.blocksize;

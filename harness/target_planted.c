@@ -13,9 +13,10 @@
  *   collapse_eio    fcollapse fails with EIO                        -> errno
  *   audit_unlink    unlinking a non-empty file "leaks its blocks":
  *                   every audit afterwards fails                    -> audit
- *   enospc_room     a write of 64 KiB or more fails with ENOSPC while
- *                   the target says 1 GiB is available (the checker's
- *                   space rule must call that a bug)                -> errno
+ *   enospc_room     a write or an exchange of 64 KiB or more fails
+ *                   with ENOSPC while the target says 1 GiB is
+ *                   available, for data and for its extent trees (the
+ *                   checker's space rule must call that a bug)      -> errno
  *
  * The wrapper drives the inner model only through its vtable, so the
  * model itself stays untouched.
@@ -153,7 +154,8 @@ static int64_t planted_apply(struct target *t, const struct op *op,
 			p->leaked = 1;
 		break;
 	case ENOSPC_ROOM:
-		if (op->kind == OP_PWRITE && op->len >= ROOM_WRITE)
+		if ((op->kind == OP_PWRITE || op->kind == OP_EXCHANGE_RANGE) &&
+		    op->len >= ROOM_WRITE)
 			return -ENOSPC;
 		break;
 	}
@@ -202,6 +204,8 @@ static int planted_space(struct target *t, unsigned file,
 		return -EOPNOTSUPP;
 	sp->avail = sp->meta_avail = sp->capacity = ROOM_CLAIMED;
 	sp->unit = t->blocksize ? t->blocksize : 4096;
+	sp->map_insert = 4;     /* as a tree of three levels would */
+	sp->meta_block = sp->unit;
 	return 0;
 }
 

@@ -1131,6 +1131,60 @@ int bt_destroy(struct bt_tree *t)
 	return 0;
 }
 
+/* ---- shape ---- */
+
+static int shape_node(struct bt_tree *t, uint64_t blk, unsigned level,
+		      bool is_root, struct bt_shape *s)
+{
+	struct bt_buf b = { 0 };
+	unsigned n, need;
+	int err;
+
+	err = buf_get(t, blk, level, 0, &b);
+	if (err)
+		return err;
+	STAT_ADD(t, node_visits, 1);
+	n = nd_nrecs(b.data);
+	need = is_root ? (level ? 2 : 1) : lvl_min(t, level);
+	s->nodes++;
+	s->filled = s->filled && n >= need;
+	if (level == 0)
+		s->recs += n;
+	for (unsigned i = 0; level > 0 && i < n && !err; i++)
+		err = shape_node(t, nd_child(b.data, i), level - 1, false, s);
+	buf_put(t, &b);
+	return err;
+}
+
+int bt_shape(struct bt_tree *t, struct bt_shape *s)
+{
+	int err = tree_ok(t);
+
+	*s = (struct bt_shape){ .filled = true };
+	if (err || t->root->levels == 0)
+		return err;
+	return shape_node(t, t->root->blk, t->root->levels - 1, true, s);
+}
+
+/*
+ * Every non-root node holds at least lvl_min entries, so level l has at
+ * most (entries of level l-1) / lvl_min nodes, or it is the root's.
+ */
+uint64_t bt_nodes_most(const struct bt_tree *t, uint64_t nrecs)
+{
+	uint64_t total = 0, n = nrecs;
+
+	for (unsigned l = 0; l < BT_MAX_LEVELS; l++) {
+		uint64_t m = lvl_min(t, l), nodes = m ? n / m : n;
+
+		if (nodes <= 1)
+			return total + 1;
+		total += nodes;
+		n = nodes;
+	}
+	return UINT64_MAX;      /* deeper than any tree may be */
+}
+
 /* ---- audit ---- */
 
 /* Open-addressed set of block numbers (0 is the empty slot). */

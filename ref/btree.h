@@ -24,6 +24,7 @@
 #ifndef FSORACLE_REF_BTREE_H
 #define FSORACLE_REF_BTREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,6 +115,21 @@ int bt_iterate(struct bt_tree *t, uint64_t start, bt_visit_fn fn, void *arg);
 
 /* Free every node (records are not visited); leaves an empty tree. */
 int bt_destroy(struct bt_tree *t);
+
+/*
+ * The tree's shape, read node by node: nodes, records, and whether every
+ * node holds the entries bt_check asks (a non-root node the fill a delete
+ * leaves, an interior root two).
+ */
+struct bt_shape {
+	uint64_t nodes, recs;
+	bool filled;
+};
+int bt_shape(struct bt_tree *t, struct bt_shape *s);
+
+/* The most nodes a tree of nrecs records can have while every node
+ * holds what bt_check asks (UINT64_MAX: more levels than a tree has). */
+uint64_t bt_nodes_most(const struct bt_tree *t, uint64_t nrecs);
 
 /*
  * Audit from scratch: magic, owner, blkno, levels consistent, keys strictly

@@ -183,6 +183,17 @@ static int map_pieces(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return err;
 }
 
+/*
+ * Metadata blocks a step may take at most: the pieces of both sides
+ * (whole allocation units of one record each, or a record per block
+ * state run in an rt extent) and a cut at each end of both ranges, each
+ * an insert splitting every level of the deepest tree there can be.
+ */
+static uint64_t step_room(struct ref_fs *fs, struct ref_inode *ip)
+{
+	return 2 * (file_unit(fs, ip) + 2) * (BT_MAX_LEVELS + 1);
+}
+
 /* Swap what x says is left, one step per mapping. */
 static int swap_all(struct ref_fs *fs, struct ref_inode *ip1,
 		    struct ref_inode *ip2, struct xintent *x)
@@ -217,7 +228,7 @@ static int swap_all(struct ref_fs *fs, struct ref_inode *ip1,
 		if (!err && ip2 != ip1)
 			err = inode_log(fs, ip2);
 		if (!err)
-			err = tx_maybe_roll(fs);
+			err = tx_roll_for(fs, step_room(fs, ip1));
 	}
 	free(p1.v);
 	free(p2.v);
@@ -256,12 +267,69 @@ static int exchange_checks(struct ref_fs *fs, struct ref_inode *ip1,
 	return 0;
 }
 
+/*
+ * The blocks tree t may grow by while it takes in records: it never
+ * holds more than it has now, all it takes in and a cut at each end of
+ * a range (merges and the records given away only lower that), and with
+ * every node holding what bt_check asks, a tree of r records has at
+ * most bt_nodes_most(r) nodes.  UINT64_MAX when its nodes do not.
+ */
+static int tree_growth(struct ref_fs *fs, struct ref_inode *ip,
+		       uint64_t takes, uint64_t *grow)
+{
+	struct bt_tree t;
+	struct bt_shape sh;
+	uint64_t most;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	err = bt_shape(&t, &sh);
+	if (err)
+		return err;
+	most = bt_nodes_most(&t, sh.recs + takes + 4);
+	if (!sh.filled || most == UINT64_MAX)
+		*grow = UINT64_MAX;
+	else
+		*grow = most > sh.nodes ? most - sh.nodes : 0;
+	return 0;
+}
+
+/*
+ * Room for the swap's metadata, or -ENOSPC before anything changed.
+ * Each record mapped into a file is an insert that may split every level
+ * of its tree: the records of both ranges and the cuts, (levels + 1)
+ * blocks each, are room enough for any swap.  On files mapped a block a
+ * record that asks for far more than the trees can grow by: then what
+ * they may grow by (tree_growth), and a step's worst case on top, is
+ * enough, since freed nodes stay busy only until swap_all commits, which
+ * it does before a step would find less than that (step_room).
+ */
+static int meta_room_for(struct ref_fs *fs, struct ref_inode *ip1,
+			 uint64_t c1, struct ref_inode *ip2, uint64_t c2)
+{
+	uint64_t room = alloc_meta_room(fs), g1, g2 = 0;
+	int err;
+
+	if (bmap_can_insert(fs, ip1->root.levels >= ip2->root.levels ?
+			    ip1 : ip2, (unsigned)min64(c1 + c2 + 4, 1u << 30)))
+		return 0;
+	err = tree_growth(fs, ip1, ip1 == ip2 ? c1 + c2 : c2, &g1);
+	if (!err && ip2 != ip1)
+		err = tree_growth(fs, ip2, c1, &g2);
+	if (err)
+		return err;
+	if (g1 == UINT64_MAX || g2 == UINT64_MAX ||
+	    room < g1 + g2 + step_room(fs, ip1))
+		return -ENOSPC;
+	return 0;
+}
+
 /* Everything but the mappings, before the first step (see the top). */
 static int exchange_prepare(struct ref_fs *fs, struct ref_inode *ip1,
 			    uint64_t fb1, struct ref_inode *ip2, uint64_t fb2,
 			    uint64_t nb)
 {
-	uint64_t c = 0;
+	uint64_t c1 = 0, c2 = 0;
 	int err = remap_settle(fs, ip1, ip2);
 
 	if (!err)
@@ -280,14 +348,12 @@ static int exchange_prepare(struct ref_fs *fs, struct ref_inode *ip1,
 		err = pcache_discard(fs, ip1, fb1, fb1 + nb);
 	if (!err)
 		err = pcache_discard(fs, ip2, fb2, fb2 + nb);
-	/* room for every record to land split, in the deeper tree */
 	if (!err)
-		err = gather(fs, ip1, fb1, nb, NULL, &c);
+		err = gather(fs, ip1, fb1, nb, NULL, &c1);
 	if (!err)
-		err = gather(fs, ip2, fb2, nb, NULL, &c);
-	if (!err && !bmap_can_insert(fs, ip1->root.levels >= ip2->root.levels ?
-				     ip1 : ip2, (unsigned)min64(c + 4, 1u << 30)))
-		err = -ENOSPC;
+		err = gather(fs, ip2, fb2, nb, NULL, &c2);
+	if (!err)
+		err = meta_room_for(fs, ip1, c1, ip2, c2);
 	return err;
 }
 

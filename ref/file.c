@@ -852,6 +852,7 @@ int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)
 	st->nextents = ip->nextents;
 	st->flags = ip->flags;
 	st->blocksize = fs->bs;
+	st->map_levels = ip->root.levels;
 	return 0;
 }
 

@@ -355,9 +355,17 @@ int tx_commit(struct ref_fs *fs)
  */
 int tx_maybe_roll(struct ref_fs *fs)
 {
+	return tx_roll_for(fs, 0);
+}
+
+/* ... or when busy blocks leave less than room blocks for metadata,
+ * which the next step of the operation may need. */
+int tx_roll_for(struct ref_fs *fs, uint64_t room)
+{
 	size_t rev = (fs->nrevoke + desc_capacity(fs) - 1) / desc_capacity(fs);
 
-	if (fs->ntx + rev < tx_roll_limit(fs) && !alloc_busy_pressure(fs))
+	if (fs->ntx + rev < tx_roll_limit(fs) && !alloc_busy_pressure(fs) &&
+	    !(fs->busy.units && alloc_meta_room(fs) < room))
 		return 0;
 	fs->ctr.tx_rolls++;
 	return commit(fs, false);

@@ -343,6 +343,7 @@ struct ref_stat {
 	uint64_t nextents;   /* data-fork extent records                   */
 	uint32_t flags;      /* inode flags: REF_FLAG_REALTIME, ...        */
 	uint32_t blocksize;
+	uint32_t map_levels; /* levels of the extent B+tree (0: no records) */
 };
 int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st);
 

@@ -321,6 +321,7 @@ int  journal_recover(struct ref_fs *fs, bool norecovery, const uint8_t *home);
 int  super_check_replayed(struct ref_fs *fs, const uint8_t *home);
 int  tx_commit(struct ref_fs *fs);
 int  tx_maybe_roll(struct ref_fs *fs);
+int  tx_roll_for(struct ref_fs *fs, uint64_t room);
 int  journal_checkpoint(struct ref_fs *fs);
 size_t tx_roll_limit(const struct ref_fs *fs);
 int  tx_begin_whole(struct ref_fs *fs);

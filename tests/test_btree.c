@@ -1535,4 +1535,69 @@ TEST(large_tree_fills_4k_blocks_with_100k_records)
 	fx_fini(&f);
 }
 
+/*
+ * bt_shape counts what the store holds and what the reference holds, and
+ * bt_nodes_most bounds the nodes of every tree the operations make:
+ * ascending inserts (which leave leaves half full), random ones, and
+ * deletes that merge.  A node emptied below its fill is told.
+ */
+TEST(shape_counts_every_node_and_nodes_most_bounds_every_tree)
+{
+	static const uint32_t fanouts[] = { 4, 5, 8 };
+
+	for (size_t fi = 0; fi < sizeof(fanouts) / sizeof(fanouts[0]); fi++) {
+		uint64_t seed = 0x5eed0100 + fi, most_seen = 0;
+		struct bt_shape sh;
+		struct fx f;
+
+		fx_init(&f, 512, fanouts[fi], 8192);
+		for (int op = 0; op < 3000; op++) {
+			uint64_t key = op < 1000 ? (uint64_t)op * 3 :
+				       rng_below(&seed, 4000);
+			int err;
+
+			if (op < 2000 || rng_below(&seed, 100) < 40)
+				err = fx_insert(&f, rr(key));
+			else if (f.ref.n)
+				err = fx_delete(&f, f.ref.v[rng_below(&seed,
+							f.ref.n)].key);
+			else
+				err = 0;
+			CHECK(err == 0 || err == -EEXIST);
+			CHECK_OK(bt_shape(&f.t, &sh));
+			CHECK_MSG(sh.nodes == f.ms.in_use && sh.recs == f.ref.n &&
+				  sh.filled, "fan-out %u op %d: %llu nodes "
+				  "(%llu in use), %llu records (%zu), filled %d",
+				  fanouts[fi], op, (unsigned long long)sh.nodes,
+				  (unsigned long long)f.ms.in_use,
+				  (unsigned long long)sh.recs, f.ref.n,
+				  sh.filled);
+			CHECK_MSG(sh.nodes <= bt_nodes_most(&f.t, sh.recs),
+				  "fan-out %u op %d: %llu nodes, at most %llu "
+				  "for %llu records", fanouts[fi], op,
+				  (unsigned long long)sh.nodes,
+				  (unsigned long long)bt_nodes_most(&f.t, sh.recs),
+				  (unsigned long long)sh.recs);
+			if (bt_nodes_most(&f.t, sh.recs) == sh.nodes)
+				most_seen++;
+		}
+		/* not a bound so loose that no tree meets it */
+		CHECK_MSG(most_seen > 0, "fan-out %u: no tree had the most "
+			  "nodes its records allow", fanouts[fi]);
+		/* a leaf left with one record is below the fill */
+		CHECK(f.root.levels >= 2);
+		{
+			uint8_t *root = raw(&f, f.root.blk);
+			uint64_t blk = get64(raw_ptr(root, 0) + 8);
+
+			while (raw_level(raw(&f, blk)) > 0)
+				blk = get64(raw_ptr(raw(&f, blk), 0) + 8);
+			put16(raw(&f, blk) + 26, 1);
+			CHECK_OK(bt_shape(&f.t, &sh));
+			CHECK(!sh.filled);
+		}
+		fx_fini(&f);
+	}
+}
+
 int main(int argc, char **argv) { return test_main(argc, argv); }

@@ -227,6 +227,81 @@ TEST(exchange_refuses_what_xfs_refuses)
 	finish(&x);
 }
 
+/*
+ * Files mapped a block a record (max_extlen 1), a: 64 records, b: a
+ * hole of 32 blocks then 32 records, and a filler file written until
+ * the metadata room is at most `leave` blocks, or data finds none.
+ */
+static void fragmented(struct fsx *x, uint64_t leave)
+{
+	struct ref_mkfs_opts o = { .btree_maxrecs = 4, .inodes = 16,
+				   .journal_blocks = 64, .max_extlen = 1 };
+	static const uint8_t blk[BS];
+	uint64_t filler, off = 0;
+
+	memset(x, 0, sizeof(*x));
+	CHECK_OK(hw_open("mem:8m", &x->dev, NULL, 0));
+	CHECK_OK(ref_mkfs(x->dev, &o));
+	CHECK_OK(ref_mount(x->dev, &(struct ref_mount_opts){ 0 }, &x->fs));
+	two_files(x->fs);
+	CHECK_OK(sh_write(x->fs, &sa, 0, 64 * BS, 5));
+	CHECK_OK(sh_write(x->fs, &sb, 32 * BS, 32 * BS, 6));
+	CHECK_OK(ref_create(x->fs, "filler", &filler));
+	/* (data keeps a reserve back for metadata: it may stop short) */
+	while (alloc_meta_room(x->fs) > leave &&
+	       ref_pwrite(x->fs, filler, blk, BS, off) == (int64_t)BS)
+		off += BS;
+}
+
+/*
+ * The old reservation, a split of every level for each record of both
+ * ranges, refused this exchange with most of the device free.  Now the
+ * trees' growth bounds it too: from plenty of room down to none, each
+ * exchange swaps all or refuses with -ENOSPC having changed nothing, and
+ * some that the old bound refused go through.
+ */
+TEST(exchange_of_files_mapped_a_block_a_record_reserves_what_the_trees_can_grow_by)
+{
+	unsigned passed_below_old = 0, refused = 0;
+
+	for (uint64_t leave = 640;; leave -= 16) {
+		struct ref_stat st1, st2;
+		uint64_t before, room, old_need;
+		struct fsx x;
+		int err;
+
+		fragmented(&x, leave);
+		CHECK_OK(ref_stat(x.fs, sa.ino, &st1));
+		CHECK_OK(ref_stat(x.fs, sb.ino, &st2));
+		CHECK_EQ(st1.nextents, 64);
+		CHECK_EQ(st2.nextents, 32);
+		room = alloc_meta_room(x.fs);
+		old_need = (64 + 32 + 4) * ((st1.map_levels > st2.map_levels ?
+					     st1.map_levels : st2.map_levels) + 1);
+		before = free_blocks(x.fs);
+		err = ref_exchange_range(x.fs, sa.ino, 0, sb.ino, 0, 64 * BS);
+		CHECK_MSG(err == 0 || err == -ENOSPC, "room %llu: %d",
+			  (unsigned long long)room, err);
+		if (err == 0) {
+			sh_swap(&sa, 0, &sb, 0, 64 * BS);
+			passed_below_old += room < old_need;
+		} else {
+			refused++;
+			CHECK_EQ(free_blocks(x.fs), before);
+		}
+		/* swapped whole, or not at all; the trees audit clean */
+		CHECK_MSG(sh_same(x.fs, &sa) && sh_same(x.fs, &sb),
+			  "room %llu, exchange %d: the files read neither "
+			  "as before nor swapped", (unsigned long long)room, err);
+		finish(&x);
+		if (leave < 16)
+			break;
+	}
+	CHECK_MSG(passed_below_old > 0, "no exchange the old bound refused "
+		  "went through");
+	CHECK_MSG(refused > 0, "no exchange was refused, down to no room");
+}
+
 struct refs { uint64_t v[32][3]; int n; };
 static int collect_refs(void *arg, uint64_t start, uint64_t len, uint32_t count)
 {

@@ -85,14 +85,49 @@ TEST(enospc_without_room_is_accepted_and_targets_stay_in_step)
 	rig_close(&r);
 }
 
-TEST(enospc_with_room_left_is_a_bug)
+/* planted:enospc_room refuses op opno of text with room left: a bug
+ * (a failed check is recorded, and the test's own checks go on). */
+static void room_left_is_a_bug(const char *text, uint64_t opno)
 {
 	struct rig r;
 
-	CHECK_OK(rig_open(&r, "model,planted:enospc_room", full_device));
+	CHECK_OK(rig_open(&r, "model,planted:enospc_room", text));
 	CHECK_EQ(check_run(r.c, &r.seq), CHECK_ERRNO);
 	CHECK(strstr(check_failure(r.c)->what, "with room left"));
-	CHECK_EQ(check_failure(r.c)->opno, 1);
+	CHECK_EQ(check_failure(r.c)->opno, opno);
+	rig_close(&r);
+}
+
+TEST(enospc_with_room_left_is_a_bug)
+{
+	room_left_is_a_bug(full_device, 1);
+}
+
+/*
+ * An exchange maps every record of both ranges into the other file: on
+ * files mapped a block a record the engine reserves room for a split of
+ * every level of a tree per record, or for what the trees can grow by,
+ * and refuses here with 1.6 MB free, which the checker accepts for the
+ * trees the engine reports.  A target that reports 1 GiB of room and
+ * refuses an exchange of 64 KiB is still a bug.
+ */
+TEST(an_exchange_is_judged_with_room_for_its_extent_trees)
+{
+	static const char one_block_records[] =
+		"#! fsoracle dev=mem:6m mkfs=bs=1024,maxrecs=5,maxext=1,"
+		"inodes=64\n"
+		"fzero 0 388k\npwrite 388k 736k\n"
+		"file f1\npwrite 0 884k\n"
+		"file f3\nfalloc 0 848k\n"
+		"file f1\nexchangerange -s 0 -d 0 -l 296k f0\n";
+	struct rig r;
+
+	room_left_is_a_bug("file f0\npwrite 0 32k\npwrite 32k 32k\n"
+			   "file f1\npwrite 0 32k\npwrite 32k 32k\n"
+			   "exchangerange -s 0 -d 0 -l 64k f0\n", 5);
+	CHECK_OK(rig_open(&r, "engine,naive,model", one_block_records));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
+	CHECK_EQ(check_stats(r.c)->enospc, 1);
 	rig_close(&r);
 }
 
