@@ -18,11 +18,16 @@
  * machine a page fault costs more than zeroing the page.  A bitmap of
  * the pages written (one bit a host page) says what to zero; a page
  * never written is still the kernel's zero page or was given back by
- * zero-out, and reads as zeros either way:
+ * zero-out, and reads as zeros either way.  A read of such a page is
+ * answered with zeros without touching it: a read of untouched memory
+ * takes a fault too (of the kernel's zero page), and the write that
+ * usually follows takes another.
+ *
  *
  *   close:  keep (base, size, dirty bitmap)
  *   open:   the smallest kept one that is large enough?  memset each
  *           dirty page, clear the bitmap, use its first SIZE bytes
+ *   read:   a run of pages not in the bitmap: zeros, the mapping unread
  */
 #include "hw/hw_internal.h"
 
@@ -56,6 +61,11 @@ static size_t dirty_words(uint64_t size, size_t page)
 
 static struct mem_map kept[MEM_KEEP];
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool is_dirty(const struct mem_dev *md, uint64_t p)
+{
+	return md->map.dirty[p / 64] >> (p % 64) & 1;
+}
 
 static void mark_dirty(struct mem_dev *md, uint64_t off, uint64_t len)
 {
@@ -156,9 +166,33 @@ static struct mem_dev *to_mem(struct hw_dev *dev)
 	return (struct mem_dev *)dev;
 }
 
+/* Runs of written pages are copied, runs of never-written ones zeroed. */
 static int mem_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 {
-	memcpy(buf, to_mem(dev)->map.base + off, len);
+	struct mem_dev *md = to_mem(dev);
+	uint8_t *out = buf;
+
+	if (!md->map.dirty) {
+		memcpy(out, md->map.base + off, len);
+		return 0;
+	}
+	while (len) {
+		uint64_t p = off / md->page;
+		bool dirty = is_dirty(md, p);
+		size_t n = (size_t)((p + 1) * md->page - off);
+
+		while (n < len && is_dirty(md, ++p) == dirty)
+			n += md->page;
+		if (n > len)
+			n = len;
+		if (dirty)
+			memcpy(out, md->map.base + off, n);
+		else
+			memset(out, 0, n);
+		out += n;
+		off += n;
+		len -= n;
+	}
 	return 0;
 }
 
@@ -200,9 +234,15 @@ static int mem_zero_out(struct hw_dev *dev, uint64_t off, uint64_t len,
 	memset(md->map.base + b, 0, (size_t)(end - b));
 	mark_dirty(md, off, a - off);
 	mark_dirty(md, b, end - b);
-	/* Cannot fail on a range we mapped; memset is the safe answer anyway. */
-	if (madvise(md->map.base + a, (size_t)(b - a), MADV_DONTNEED))
+	/* Cannot fail on a range we mapped; memset is the safe answer anyway
+	 * (its pages stay dirty).  Given back, they are as never written. */
+	if (madvise(md->map.base + a, (size_t)(b - a), MADV_DONTNEED)) {
 		memset(md->map.base + a, 0, (size_t)(b - a));
+		mark_dirty(md, a, b - a);
+	} else if (md->map.dirty) {
+		for (uint64_t p = a / md->page; p < b / md->page; p++)
+			md->map.dirty[p / 64] &= ~(1ull << (p % 64));
+	}
 	return 0;
 }
 

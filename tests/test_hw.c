@@ -686,6 +686,57 @@ TEST(mem_matches_reference_buffer_under_random_io)
 	hw_close(d);
 }
 
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_minflt;
+}
+
+/*
+ * A page of mem: never written (or given back by zero-out) reads as
+ * zeros without being touched: no fault, none of it resident.  Pages
+ * written read back what was written, across the edges of the runs.
+ */
+TEST(mem_reads_pages_never_written_without_touching_them)
+{
+	enum { SIZE = 4 * 1024 * 1024, PG = 4096 };
+	static uint8_t got[SIZE];
+	uint8_t b[3] = { 0x11, 0x22, 0x33 };
+	struct hw_dev *d;
+	long f0;
+
+	memset(got, 0xa5, sizeof(got));        /* faulted in here, not below */
+	OPEN("mem:4m", d);
+	f0 = minor_faults();
+	CHECK_OK(hw_read(d, 0, got, SIZE));
+	CHECK_MSG(minor_faults() - f0 < 64, "reading %d untouched pages took "
+		  "%ld faults", SIZE / PG, minor_faults() - f0);
+	for (size_t i = 0; i < SIZE; i++)
+		CHECK_MSG(got[i] == 0, "byte %zu reads %#x", i, got[i]);
+	/* one byte on each side of a page edge, one in the middle of a run */
+	CHECK_OK(hw_write(d, 10 * PG - 1, b, 2, 0));
+	CHECK_OK(hw_write(d, 700 * PG + 5, b + 2, 1, 0));
+	memset(got, 0xa5, sizeof(got));
+	CHECK_OK(hw_read(d, 9 * PG + 100, got, 700 * PG));
+	CHECK_EQ(got[PG - 101], 0x11);
+	CHECK_EQ(got[PG - 100], 0x22);
+	CHECK_EQ(got[691 * PG - 95], 0x33);
+	CHECK_EQ(got[0], 0);
+	CHECK_EQ(got[PG - 102], 0);
+	CHECK_EQ(got[PG - 99], 0);
+	CHECK_EQ(got[700 * PG - 1], 0);
+	/* given back whole, the pages read as never written again */
+	CHECK_OK(hw_zero_out(d, 8 * PG, 8 * PG, 0));
+	CHECK_OK(hw_zero_out(d, 512 * PG, 512 * PG, 0));
+	f0 = minor_faults();
+	CHECK_OK(hw_read(d, 0, got, SIZE));
+	CHECK_MSG(minor_faults() - f0 < 64, "%ld faults", minor_faults() - f0);
+	for (size_t i = 0; i < SIZE; i++)
+		CHECK_MSG(got[i] == 0, "byte %zu reads %#x", i, got[i]);
+	hw_close(d);
+}
+
 /*
  * Valgrind gives its client about 128 GiB of address space, never in
  * one 64 GiB piece; under it the test maps 16 GiB, still far more than
