@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/prefault.h"
+
 #define DEFAULT_CHUNK ((size_t)1 << 20)
 #define DEFAULT_EVERY 1000u
 
@@ -870,7 +872,8 @@ static int push_log(struct checker *c, const struct op *op)
 {
 	if (c->log.n == c->rescap) {
 		size_t cap = c->rescap ? c->rescap * 2 : 1024;
-		int64_t *res = realloc(c->res, cap * sizeof(*res));
+		int64_t *res = mem_grow(c->res, c->rescap * sizeof(*res),
+					cap * sizeof(*res), (size_t)256 << 10);
 
 		if (!res)
 			return -ENOMEM;

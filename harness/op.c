@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/bytes.h"
+#include "base/prefault.h"
 #include "ref/ref.h"
 
 #define U_F   OP_USE_FILE
@@ -127,11 +128,16 @@ void op_seq_clear(struct op_seq *seq)
 	seq->n = 0;
 }
 
+/* A log grown past this (a soak's grows by megabytes) is faulted in at
+ * once, copy included. */
+#define OP_SEQ_PREFAULT ((size_t)256 << 10)
+
 int op_seq_push(struct op_seq *seq, const struct op *op)
 {
 	if (seq->n == seq->cap) {
 		size_t cap = seq->cap ? seq->cap * 2 : 64;
-		struct op *ops = realloc(seq->ops, cap * sizeof(*ops));
+		struct op *ops = mem_grow(seq->ops, seq->n * sizeof(*ops),
+					  cap * sizeof(*ops), OP_SEQ_PREFAULT);
 
 		if (!ops)
 			return -ENOMEM;
