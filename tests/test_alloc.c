@@ -296,4 +296,68 @@ TEST(mount_names_a_bad_slot_in_any_inode_table_block)
 	}
 }
 
+/*
+ * Two references to one block, made far apart in the audit's list (six
+ * files of forty records each, and a block past 65,536 so that its
+ * number spans three bytes, with a block equal to it in the two low
+ * bytes referenced between them): sorted by start, they meet, and the
+ * audit names the block.
+ */
+TEST(audit_names_a_block_two_far_apart_references_share)
+{
+	static uint8_t blk[512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:64m", 512, &d);
+	struct ref_extent e0, last;
+	struct ref_inode *ip0, *ip3, *ip5;
+	uint64_t ino[6], far;
+	char msgs[2048], want[96];
+
+	CHECK(fs);
+	for (unsigned f = 0; f < 6; f++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%u", f);
+		CHECK_OK(ref_create(fs, name, &ino[f]));
+		for (unsigned b = 0; b < 40; b++)   /* every other block */
+			CHECK_EQ(ref_pwrite(fs, ino[f], blk, 512, 1024ull * b),
+				 512);
+	}
+	CHECK_OK(ref_sync(fs));
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	CHECK_OK(inode_get(fs, ino[0], &ip0));
+	CHECK_OK(inode_get(fs, ino[5], &ip5));
+	CHECK_EQ(ip0->nextents, 40);
+	CHECK_OK(bmap_lookup(fs, ip0, 0, &e0));
+	/* the last file maps f0's first block past its own end */
+	e0.fileoff = 200;
+	CHECK_OK(bmap_map(fs, ip5, &e0));
+	msgs[0] = 0;
+	CHECK_EQ(ref_audit(fs, collect, msgs), -EFSCORRUPTED);
+	snprintf(want, sizeof(want), "block %llu is referenced twice",
+		 (unsigned long long)e0.startblk);
+	CHECK_MSG(strstr(msgs, want), "expected '%s' in:\n%s", want, msgs);
+	CHECK_OK(bmap_unmap(fs, ip5, 200, 1, false));
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	/* a block far up the device (free in the bitmap, which the audit
+	 * says too), mapped by f0 and by f5, and between them in the list
+	 * f3's block 65,536 below it: equal in their two low bytes */
+	far = fs->total - 16;
+	CHECK(far > 65536 + fs->data + 1000);
+	last = (struct ref_extent){ 300, far - 65536, 1, 0 };
+	CHECK_OK(inode_get(fs, ino[3], &ip3));
+	CHECK_OK(bmap_map(fs, ip3, &last));
+	last = (struct ref_extent){ 300, far, 1, 0 };
+	CHECK_OK(bmap_map(fs, ip0, &last));
+	last.fileoff = 400;
+	CHECK_OK(bmap_map(fs, ip5, &last));
+	msgs[0] = 0;
+	CHECK_EQ(ref_audit(fs, collect, msgs), -EFSCORRUPTED);
+	snprintf(want, sizeof(want), "block %llu is referenced twice",
+		 (unsigned long long)far);
+	CHECK_MSG(strstr(msgs, want), "expected '%s' in:\n%s", want, msgs);
+	ref_abandon(fs);
+	hw_close(d);
+}
+
 int main(int argc, char **argv) { return test_main(argc, argv); }
