@@ -1134,12 +1134,16 @@ int bt_destroy(struct bt_tree *t)
 /* ---- shape ---- */
 
 static int shape_node(struct bt_tree *t, uint64_t blk, unsigned level,
-		      bool is_root, struct bt_shape *s)
+		      bool is_root, uint64_t most, struct bt_shape *s)
 {
 	struct bt_buf b = { 0 };
 	unsigned n, need;
 	int err;
 
+	/* a damaged tree whose nodes share children is walked no further
+	 * than a tree of that many nodes */
+	if (s->nodes >= most)
+		return -EFSCORRUPTED;
 	err = buf_get(t, blk, level, 0, &b);
 	if (err)
 		return err;
@@ -1151,19 +1155,21 @@ static int shape_node(struct bt_tree *t, uint64_t blk, unsigned level,
 	if (level == 0)
 		s->recs += n;
 	for (unsigned i = 0; level > 0 && i < n && !err; i++)
-		err = shape_node(t, nd_child(b.data, i), level - 1, false, s);
+		err = shape_node(t, nd_child(b.data, i), level - 1, false,
+				 most, s);
 	buf_put(t, &b);
 	return err;
 }
 
-int bt_shape(struct bt_tree *t, struct bt_shape *s)
+int bt_shape(struct bt_tree *t, uint64_t most, struct bt_shape *s)
 {
 	int err = tree_ok(t);
 
 	*s = (struct bt_shape){ .filled = true };
 	if (err || t->root->levels == 0)
 		return err;
-	return shape_node(t, t->root->blk, t->root->levels - 1, true, s);
+	return shape_node(t, t->root->blk, t->root->levels - 1, true, most,
+			  s);
 }
 
 /*

@@ -119,13 +119,15 @@ int bt_destroy(struct bt_tree *t);
 /*
  * The tree's shape, read node by node: nodes, records, and whether every
  * node holds the entries bt_check asks (a non-root node the fill a delete
- * leaves, an interior root two).
+ * leaves, an interior root two).  A walk past `most` nodes is
+ * -EFSCORRUPTED (EUCLEAN): a damaged tree whose nodes share children would
+ * otherwise be walked once for every path to them.
  */
 struct bt_shape {
 	uint64_t nodes, recs;
 	bool filled;
 };
-int bt_shape(struct bt_tree *t, struct bt_shape *s);
+int bt_shape(struct bt_tree *t, uint64_t most, struct bt_shape *s);
 
 /* The most nodes a tree of nrecs records can have while every node
  * holds what bt_check asks (UINT64_MAX: more levels than a tree has). */

@@ -283,7 +283,7 @@ static int tree_growth(struct ref_fs *fs, struct ref_inode *ip,
 	int err;
 
 	bmap_tree(fs, ip, &t);
-	err = bt_shape(&t, &sh);
+	err = bt_shape(&t, fs->total, &sh);    /* no more nodes than blocks */
 	if (err)
 		return err;
 	most = bt_nodes_most(&t, sh.recs + takes + 4);

@@ -1564,7 +1564,7 @@ TEST(shape_counts_every_node_and_nodes_most_bounds_every_tree)
 			else
 				err = 0;
 			CHECK(err == 0 || err == -EEXIST);
-			CHECK_OK(bt_shape(&f.t, &sh));
+			CHECK_OK(bt_shape(&f.t, UINT64_MAX, &sh));
 			CHECK_MSG(sh.nodes == f.ms.in_use && sh.recs == f.ref.n &&
 				  sh.filled, "fan-out %u op %d: %llu nodes "
 				  "(%llu in use), %llu records (%zu), filled %d",
@@ -1584,6 +1584,10 @@ TEST(shape_counts_every_node_and_nodes_most_bounds_every_tree)
 		/* not a bound so loose that no tree meets it */
 		CHECK_MSG(most_seen > 0, "fan-out %u: no tree had the most "
 			  "nodes its records allow", fanouts[fi]);
+		/* the walk stops past the nodes it is told a tree can have
+		 * (a damaged one whose nodes share children walks each path) */
+		CHECK_OK(bt_shape(&f.t, f.ms.in_use, &sh));
+		CHECK_EQ(bt_shape(&f.t, f.ms.in_use - 1, &sh), -EUCLEAN);
 		/* a leaf left with one record is below the fill */
 		CHECK(f.root.levels >= 2);
 		{
@@ -1593,7 +1597,7 @@ TEST(shape_counts_every_node_and_nodes_most_bounds_every_tree)
 			while (raw_level(raw(&f, blk)) > 0)
 				blk = get64(raw_ptr(raw(&f, blk), 0) + 8);
 			put16(raw(&f, blk) + 26, 1);
-			CHECK_OK(bt_shape(&f.t, &sh));
+			CHECK_OK(bt_shape(&f.t, UINT64_MAX, &sh));
 			CHECK(!sh.filled);
 		}
 		fx_fini(&f);
