@@ -1,11 +1,11 @@
 /*
  * prefault.h - fault in the pages of memory about to be written with one
- * call (MADV_POPULATE_WRITE, Linux 5.14) rather than one fault a page: on
- * a virtual machine a fault costs more than zeroing the page it maps.
- * mem_grow is realloc for arrays that grow by megabytes.
- * Only the whole pages inside [p, p + len) are asked for; a kernel
- * without it answers EINVAL, headers without it leave it out, and the
- * writes then fault the pages in as before.
+ * call (MADV_POPULATE_WRITE, Linux 5.14) rather than a trap into the
+ * kernel a page, which a virtual machine makes dear (the zeroing of each
+ * page stays).  Only the whole pages inside [p, p + len) are asked for;
+ * a kernel without it answers EINVAL, headers without it leave it out,
+ * and the writes then fault the pages in as before.  mem_grow is realloc
+ * for arrays that grow by megabytes (the checker's op log).
  */
 #ifndef FSO_BASE_PREFAULT_H
 #define FSO_BASE_PREFAULT_H
@@ -35,16 +35,20 @@ static inline void mem_prefault(void *p, size_t len)
 #endif
 }
 
+/* Blocks mem_grow faults in at once: this size and up. */
+#define MEM_GROW_PREFAULT ((size_t)256 << 10)
+
 /*
- * realloc of p (used bytes of it kept) to size bytes; from big bytes
- * on, the new block is faulted in before the copy (a realloc that moves
- * a block faults its pages in one at a time as it copies).
+ * realloc of p (its first `used` bytes kept) to size bytes; from
+ * MEM_GROW_PREFAULT on, the new block is faulted in before the copy (a
+ * realloc that moves a block faults its pages in one at a time as it
+ * copies).
  */
-static inline void *mem_grow(void *p, size_t used, size_t size, size_t big)
+static inline void *mem_grow(void *p, size_t used, size_t size)
 {
 	void *n;
 
-	if (size < big)
+	if (size < MEM_GROW_PREFAULT)
 		return realloc(p, size);
 	n = malloc(size);
 	if (!n)

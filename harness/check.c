@@ -873,7 +873,7 @@ static int push_log(struct checker *c, const struct op *op)
 	if (c->log.n == c->rescap) {
 		size_t cap = c->rescap ? c->rescap * 2 : 1024;
 		int64_t *res = mem_grow(c->res, c->rescap * sizeof(*res),
-					cap * sizeof(*res), (size_t)256 << 10);
+					cap * sizeof(*res));
 
 		if (!res)
 			return -ENOMEM;

@@ -128,16 +128,13 @@ void op_seq_clear(struct op_seq *seq)
 	seq->n = 0;
 }
 
-/* A log grown past this (a soak's grows by megabytes) is faulted in at
- * once, copy included. */
-#define OP_SEQ_PREFAULT ((size_t)256 << 10)
-
 int op_seq_push(struct op_seq *seq, const struct op *op)
 {
 	if (seq->n == seq->cap) {
 		size_t cap = seq->cap ? seq->cap * 2 : 64;
+		/* a soak's log grows by megabytes (base/prefault.h) */
 		struct op *ops = mem_grow(seq->ops, seq->n * sizeof(*ops),
-					  cap * sizeof(*ops), OP_SEQ_PREFAULT);
+					  cap * sizeof(*ops));
 
 		if (!ops)
 			return -ENOMEM;

@@ -23,7 +23,6 @@
  * takes a fault too (of the kernel's zero page), and the write that
  * usually follows takes another.
  *
- *
  *   close:  keep (base, size, dirty bitmap)
  *   open:   the smallest kept one that is large enough?  memset each
  *           dirty page, clear the bitmap, use its first SIZE bytes
