@@ -30,6 +30,8 @@
  */
 #include "hw/hw_internal.h"
 
+#include "base/prefault.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -78,24 +80,17 @@ static void mark_dirty(struct mem_dev *md, uint64_t off, uint64_t len)
 
 /*
  * A large write to pages not yet written: fault them in with one call
- * (MADV_POPULATE_WRITE, Linux 5.14) rather than one fault a page, which
- * a virtual machine pays dearly for.  A kernel without it says EINVAL,
- * and the memcpy faults the pages in as before.
+ * (base/prefault.h) rather than one fault a page, the whole pages the
+ * write touches (the mapping is page aligned and ends on a page).
  */
 static void populate(struct mem_dev *md, uint64_t off, size_t len)
 {
-#ifdef MADV_POPULATE_WRITE
 	uint64_t a = off / md->page * md->page;
+	uint64_t b = (off + len + md->page - 1) / md->page * md->page;
 
 	if (len >= 16 * md->page && md->map.dirty &&
-	    !(md->map.dirty[off / md->page / 64] >> (off / md->page % 64) & 1))
-		(void)madvise(md->map.base + a, (size_t)(off + len - a),
-			      MADV_POPULATE_WRITE);
-#else
-	(void)md;
-	(void)off;
-	(void)len;
-#endif
+	    !is_dirty(md, off / md->page))
+		mem_prefault(md->map.base + a, (size_t)(b - a));
 }
 
 /*
