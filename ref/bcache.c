@@ -383,14 +383,21 @@ void buf_dirty(struct ref_fs *fs, struct rbuf *b)
 	b->dirty = 1;
 }
 
+/*
+ * The count is tested as decremented, not read back: read back, it was
+ * merged with the state bytes beside it into one wider load, which waits
+ * for the narrower store before it (a store-forwarding stall, most of a
+ * put's time; a put is as frequent as a B+tree node visit).
+ */
 void buf_put(struct ref_fs *fs, struct rbuf *b)
 {
-	if (--b->refs == 0 && b->dead) {
-		free(b->data);
-		free(b);
+	uint32_t refs = --b->refs;
+
+	if (refs)
 		return;
-	}
-	if (b->refs == 0 && !b->dirty && !b->logged) {
+	if (b->dead)
+		buf_release(fs, b);
+	else if (!b->dirty && !b->logged) {
 		lru_add(fs, b);
 		evict(fs);
 	}

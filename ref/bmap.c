@@ -139,6 +139,37 @@ static int put_update(struct bt_tree *t, const struct ref_extent *e)
 	return bt_update(t, rec);
 }
 
+/* The hole at fb, which no record covers: up to the next record. */
+static int hole_at(struct ref_fs *fs, struct ref_inode *ip,
+		   struct bt_tree *t, uint64_t fb, struct ref_extent *ext)
+{
+	struct ref_extent e;
+	int err;
+
+	ext->fileoff = fb;
+	ext->startblk = 0;
+	ext->state = BMAP_HOLE;
+	err = get_ge(t, fb, &e);
+	if (err == -ENOENT) {
+		ext->len = UINT64_MAX - fb;
+		return 0;
+	}
+	if (err)
+		return err;
+	if (e.fileoff <= fb) {
+		/* a record of no blocks at fb, or keys out of order: the hole
+		 * would be empty, and a caller walking the file would not move */
+		ref_report(fs, "inode %llu: extent record at file block %llu "
+			   "covers no block (length %llu)",
+			   (unsigned long long)ip->ino,
+			   (unsigned long long)e.fileoff,
+			   (unsigned long long)e.len);
+		return -EFSCORRUPTED;
+	}
+	ext->len = e.fileoff - fb;
+	return 0;
+}
+
 /*
  * The mapping at file block fb: the record covering it, or a hole running
  * to the next record (or to the end of the address space), with state
@@ -159,28 +190,63 @@ int bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		*ext = e;
 		return 0;
 	}
-	ext->fileoff = fb;
-	ext->startblk = 0;
-	ext->state = BMAP_HOLE;
-	err = get_ge(&t, fb, &e);
-	if (err == -ENOENT) {
-		ext->len = UINT64_MAX - fb;
+	return hole_at(fs, ip, &t, fb, ext);
+}
+
+/* bmap_lookup_run's walk: the answer, then the records continuing it. */
+struct run_walk {
+	uint64_t fb, upto;
+	struct ref_extent e;
+	bool have;
+};
+
+static int run_next(void *arg, const void *rec)
+{
+	struct run_walk *w = arg;
+	uint64_t end = w->e.fileoff + w->e.len;
+	struct ref_extent n;
+
+	xrec_decode(rec, &n);
+	if (!w->have) {
+		w->e = n;
+		w->have = true;
+		end = n.fileoff + n.len;
+		/* a hole at fb, or a run that stays alone */
+		return w->fb >= end || end < n.fileoff || ext_compressed(&n) ||
+		       end >= w->upto;
+	}
+	if (n.fileoff != end || n.startblk != w->e.startblk + w->e.len ||
+	    n.state != w->e.state || ext_compressed(&n) ||
+	    n.len > UINT64_MAX - end)
+		return 1;
+	w->e.len += n.len;
+	return end + n.len >= w->upto;
+}
+
+/*
+ * bmap_lookup for a reader of the blocks from fb up to upto: a mapped
+ * answer is joined with the records after it that continue it in the file
+ * and on the device in the same state (not compressed), up to upto or
+ * beyond, all in one descent.  A file mapped a block a record (maxext=1)
+ * is read a run at a time instead of a descent a block.  The run is what
+ * a read needs and no more: the records stay as they are.
+ */
+int bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		    uint64_t upto, struct ref_extent *ext)
+{
+	struct run_walk w = { .fb = fb, .upto = upto };
+	struct bt_tree t;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	err = bt_lookup_le_run(&t, fb, run_next, &w);
+	if (err && err != -ENOENT)
+		return err;
+	if (w.have && fb < w.e.fileoff + w.e.len) {
+		*ext = w.e;
 		return 0;
 	}
-	if (err)
-		return err;
-	if (e.fileoff <= fb) {
-		/* a record of no blocks at fb, or keys out of order: the hole
-		 * would be empty, and a caller walking the file would not move */
-		ref_report(fs, "inode %llu: extent record at file block %llu "
-			   "covers no block (length %llu)",
-			   (unsigned long long)ip->ino,
-			   (unsigned long long)e.fileoff,
-			   (unsigned long long)e.len);
-		return -EFSCORRUPTED;
-	}
-	ext->len = e.fileoff - fb;
-	return 0;
+	return hole_at(fs, ip, &t, fb, ext);
 }
 
 static bool mergeable(const struct ref_fs *fs, const struct ref_inode *ip,

@@ -409,9 +409,10 @@ static unsigned search_leaf(const struct bt_tree *t, uint8_t *d, unsigned n,
 	return lo;
 }
 
+/* Only the levels path_descend set up (0..top) can hold a buffer. */
 static void path_release(struct bt_tree *t, struct bt_path *p)
 {
-	for (unsigned l = 0; l < BT_MAX_LEVELS; l++)
+	for (unsigned l = 0; l <= p->top; l++)
 		buf_put(t, &p->lv[l].b);
 }
 
@@ -427,8 +428,11 @@ static int path_descend(struct bt_tree *t, struct bt_path *p, uint64_t key,
 	uint64_t blk = t->root->blk;
 	int err;
 
-	memset(p, 0, sizeof(*p));
+	/* Levels above the root stay unset: nothing reads them (a new root
+	 * is an insert's own buffer), and a descent is the tree's hottest
+	 * call, so the whole path (16 levels) is not cleared for it. */
 	p->top = t->root->levels - 1;
+	memset(p->lv, 0, (p->top + 1) * sizeof(p->lv[0]));
 	for (unsigned l = p->top;; l--) {
 		struct bt_level *lv = &p->lv[l];
 		uint8_t *d;
@@ -516,38 +520,87 @@ static void copy_rec(const struct bt_tree *t, struct bt_level *leaf,
 	memcpy(rec, nd_ent(t, leaf->b.data, 0, i), t->type->rec_size);
 }
 
-int bt_lookup_le(struct bt_tree *t, uint64_t key, void *rec)
+/*
+ * Hold the path to the record with the largest key <= key, leaf->idx at
+ * it, and copy it to rec.  On an error the caller still releases the
+ * path (path_find's errors leave nothing held).
+ */
+static int find_le(struct bt_tree *t, struct bt_path *p, uint64_t key,
+		   void *rec)
 {
-	struct bt_path p;
-	struct bt_level *leaf = &p.lv[0];
+	struct bt_level *leaf = &p->lv[0];
 	unsigned i;
 	int err;
 
-	err = path_find(t, &p, key, true);
-	if (err)
-		return err;
 	i = (unsigned)leaf->idx;
 	if (i < leaf->nrecs && nd_key(t, leaf->b.data, 0, i) == key) {
-		copy_rec(t, leaf, i, rec);
+		err = 0;
 	} else if (i > 0) {
-		copy_rec(t, leaf, i - 1, rec);
+		leaf->idx = (int)i - 1;
+		err = 0;
 	} else {
 		/*
 		 * A stale-low separator sent us to a leaf whose keys are all
 		 * above key; the answer is the last record of the leaf before.
 		 */
-		err = path_step(t, &p, -1);
+		err = path_step(t, p, -1);
 		if (err == 1)
 			err = -ENOENT;
-		if (!err)
-			copy_rec(t, leaf, leaf->nrecs - 1, rec);
 	}
+	if (err)
+		return err;
+	copy_rec(t, leaf, (unsigned)leaf->idx, rec);
 	/* Out-of-order keys send the search astray: an answer above key
 	 * made a caller that steps down from it loop for ever. */
-	if (!err && t->type->rec_key(rec) > key)
-		err = -EFSCORRUPTED;
+	if (t->type->rec_key(rec) > key)
+		return -EFSCORRUPTED;
+	return 0;
+}
+
+int bt_lookup_le(struct bt_tree *t, uint64_t key, void *rec)
+{
+	struct bt_path p;
+	int err;
+
+	err = path_find(t, &p, key, true);
+	if (err)
+		return err;
+	err = find_le(t, &p, key, rec);
 	path_release(t, &p);
 	return err;
+}
+
+int bt_lookup_le_run(struct bt_tree *t, uint64_t key, bt_visit_fn fn,
+		     void *arg)
+{
+	uint64_t buf[BT_REC_MAX / 8];   /* aligned copy, as bt_iterate's */
+	struct bt_path p;
+	struct bt_level *leaf = &p.lv[0];
+	uint64_t last;
+	int err;
+
+	err = path_find(t, &p, key, true);
+	if (err)
+		return err;
+	err = find_le(t, &p, key, buf);
+	last = err ? 0 : t->type->rec_key(buf);
+	while (!err) {
+		err = fn(arg, buf);
+		if (err)
+			break;
+		if ((unsigned)++leaf->idx >= leaf->nrecs) {
+			err = path_step(t, &p, 1);
+			if (err)
+				break;
+		}
+		copy_rec(t, leaf, (unsigned)leaf->idx, buf);
+		/* Keys must rise, as bt_iterate checks. */
+		if (t->type->rec_key(buf) <= last)
+			err = -EFSCORRUPTED;
+		last = t->type->rec_key(buf);
+	}
+	path_release(t, &p);
+	return err < 0 ? err : 0;
 }
 
 int bt_lookup_ge(struct bt_tree *t, uint64_t key, void *rec)

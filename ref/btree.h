@@ -98,6 +98,17 @@ uint32_t bt_node_max(const struct bt_tree *t);
 int bt_lookup_le(struct bt_tree *t, uint64_t key, void *rec);
 int bt_lookup_ge(struct bt_tree *t, uint64_t key, void *rec);
 
+/*
+ * bt_lookup_le's answer and then each record after it in key order, to
+ * fn (bt_iterate's callback, below), until fn returns nonzero (1: stop,
+ * -errno: the return) or the tree ends: one descent for a reader that
+ * takes the records continuing its answer.  0, -ENOENT (no record <=
+ * key; fn not called), or -errno.
+ */
+typedef int (*bt_visit_fn)(void *arg, const void *rec);
+int bt_lookup_le_run(struct bt_tree *t, uint64_t key, bt_visit_fn fn,
+		     void *arg);
+
 /* Insert a record whose key is not present (-EEXIST otherwise). */
 int bt_insert(struct bt_tree *t, const void *rec);
 /* Replace the record with the same key (-ENOENT if absent). */
@@ -110,7 +121,6 @@ int bt_delete(struct bt_tree *t, uint64_t key);
  * go on, 1 to stop (bt_iterate then returns 0), or -errno to abort.  The
  * tree must not be modified during the walk.
  */
-typedef int (*bt_visit_fn)(void *arg, const void *rec);
 int bt_iterate(struct bt_tree *t, uint64_t start, bt_visit_fn fn, void *arg);
 
 /* Free every node (records are not visited); leaves an empty tree. */

@@ -278,7 +278,11 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		bool dirtied = false;
 		int cow = 0;
 
-		err = bmap_lookup(fs, ip, fb, &e);
+		/* The records continuing fb's as one run (one descent for a
+		 * file mapped a block a record); a reflinked file's go one
+		 * at a time to the COW checks. */
+		err = fs->rl ? bmap_lookup(fs, ip, fb, &e) :
+		      bmap_lookup_run(fs, ip, fb, lastfb + 1, &e);
 		if (err)
 			break;
 		n = min64(e.fileoff + e.len - fb, lastfb - fb + 1);
@@ -368,7 +372,8 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 		struct ref_extent e;
 		uint64_t n;
 
-		err = bmap_lookup(fs, ip, fb, &e);
+		err = bmap_lookup_run(fs, ip, fb, fs_blocks_roundup(fs, end),
+				      &e);
 		if (err)
 			return err;
 		n = min64(end, (e.fileoff + e.len) << fs->bshift) - pos;

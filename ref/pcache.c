@@ -486,14 +486,19 @@ struct pc_map *pcache_inode_map(struct ref_fs *fs,
 	return pc_map_of(fs->pc, ip->ino);
 }
 
-/* Block fb of the file as the device has it (holes, unwritten: zeros). */
+/*
+ * Block fb of the file as the device has it (holes, unwritten: zeros).
+ * *e is the caller's mapping of the blocks before, looked up again (as a
+ * run up to block upto, the end of what the caller reads) when it does
+ * not cover fb.
+ */
 static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		      struct ref_extent *e, uint8_t *out)
+		      uint64_t upto, struct ref_extent *e, uint8_t *out)
 {
 	int err = 0;
 
 	if (!(e->len && fb >= e->fileoff && fb - e->fileoff < e->len))
-		err = bmap_lookup(fs, ip, fb, e);
+		err = bmap_lookup_run(fs, ip, fb, upto, e);
 	if (err)
 		return err;
 	if (fs->pc->nodata)
@@ -573,9 +578,11 @@ void pcache_unmount(struct ref_fs *fs)
 	fs->pc = NULL;
 }
 
-/* The page at block fb, read in (or made) when missing. */
+/* The page at block fb, read in (or made) when missing; the caller reads
+ * on up to block upto (read_block). */
 static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		    struct ref_extent *e, bool fill, struct pc_page **out)
+		    uint64_t upto, struct ref_extent *e, bool fill,
+		    struct pc_page **out)
 {
 	struct pcache *pc = fs->pc;
 	struct pc_map *m = pcache_inode_map(fs, ip);
@@ -595,7 +602,7 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			memset((*out)->data, 0, fs->bs);
 		return 0;
 	}
-	err = read_block(fs, ip, fb, e, (*out)->data);
+	err = read_block(fs, ip, fb, upto, e, (*out)->data);
 	if (err) {
 		pc_remove_page(pc, *out);
 		*out = NULL;
@@ -607,14 +614,14 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 		    uint64_t off, uint64_t end)
 {
 	struct ref_extent e = { 0 };
-	uint64_t pos = off;
+	uint64_t pos = off, upto = (end + fs->bs - 1) >> fs->bshift;
 
 	pcache_sync_knob(fs);
 	while (pos < end) {
 		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
 		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
 		struct pc_page *p;
-		int err = get_page(fs, ip, fb, &e, true, &p);
+		int err = get_page(fs, ip, fb, upto, &e, true, &p);
 
 		if (err)
 			return pos > off ? (int64_t)(pos - off) : err;
@@ -644,7 +651,8 @@ static int cache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 		int err = 0;
 
 		if (how != CW_THROUGH) /* a partial write reads the block first */
-			err = get_page(fs, ip, fb, &e, n < fs->bs, &p);
+			err = get_page(fs, ip, fb, fb + 1, &e, n < fs->bs,
+				       &p);
 		else
 			p = pc_find_page(fs->pc, pcache_inode_map(fs, ip), fb);
 		if (err)

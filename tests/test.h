@@ -50,6 +50,15 @@ extern int test_failed_current;
 		}                                                         \
 	} while (0)
 
+/* Helpers (functions a test calls) report like CHECK_MSG and return -1. */
+#define HCHECK(cond, ...)                                                 \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			test_fail(__FILE__, __LINE__, __VA_ARGS__);       \
+			return -1;                                        \
+		}                                                         \
+	} while (0)
+
 #define CHECK_EQ(a, b)                                                    \
 	do {                                                              \
 		long long va_ = (long long)(a), vb_ = (long long)(b);     \

@@ -24,15 +24,6 @@
 #define REC_SIZE 24     /* u64 key, u64 value, u64 extra: an extent record */
 #define OWNER    77
 
-/* Helpers report like CHECK but return -1 (CHECK only works in tests). */
-#define HCHECK(cond, ...)                                                 \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			test_fail(__FILE__, __LINE__, __VA_ARGS__);       \
-			return -1;                                        \
-		}                                                         \
-	} while (0)
-
 /* ---- the record type ---- */
 
 static uint64_t rec_key(const void *rec)
@@ -685,6 +676,91 @@ TEST(iterate_from_middle_and_stop_early)
 	fx_fini(&f);
 }
 
+/* bt_lookup_le_run from q: what it handed over, against the reference. */
+static int run_matches(struct fx *f, uint64_t q, size_t stop_after)
+{
+	struct rrec first;
+	struct collect c = { .stop_after = stop_after };
+	int want = expect_le(&f->ref, q, &first);
+	int err = bt_lookup_le_run(&f->t, q, collect_cb, &c);
+	size_t at = 0, n;
+
+	if (!want)
+		while (f->ref.v[at].key != first.key)
+			at++;
+	n = want ? 0 : f->ref.n - at;
+	if (stop_after && n > stop_after)
+		n = stop_after;
+	if (err != want || c.n != n)
+		free(c.v);
+	HCHECK(err == want, "run(%llu) = %d, want %d", (unsigned long long)q,
+	       err, want);
+	HCHECK(c.n == n, "run(%llu) handed %zu records, want %zu",
+	       (unsigned long long)q, c.n, n);
+	for (size_t i = 0; i < n; i++) {
+		struct rrec a = c.v[i], b = f->ref.v[at + i];
+
+		if (a.key != b.key || a.val != b.val || a.extra != b.extra) {
+			free(c.v);
+			HCHECK(0, "run(%llu) record %zu: %llu, want %llu",
+			       (unsigned long long)q, i,
+			       (unsigned long long)a.key,
+			       (unsigned long long)b.key);
+		}
+	}
+	free(c.v);
+	HCHECK(f->ms.nheld == 0, "run(%llu) left %llu handles",
+	       (unsigned long long)q, (unsigned long long)f->ms.nheld);
+	return 0;
+}
+
+/*
+ * The answer of bt_lookup_le, then every record after it in order, from
+ * every key (between records, on them, below the first, past the last,
+ * after deletes leave separators stale-low), until the callback stops it
+ * or fails; a whole run costs one descent and each node once, not a
+ * descent a record.
+ */
+TEST(lookup_le_run_hands_the_answer_then_every_record_after)
+{
+	uint64_t seed = 0x5eed0009, *k = keys_step(150, 10, 10);
+	struct collect c = { 0 };
+	struct fx f;
+	uint64_t v0;
+
+	fx_init(&f, 512, 4, 1024);
+	shuffle(k, 150, &seed);
+	for (size_t i = 0; i < 150; i++)
+		CHECK_OK(fx_insert(&f, rr(k[i])));
+	CHECK(f.root.levels >= 4);
+	for (uint64_t q = 0; q <= 1520; q += 5) {
+		CHECK(run_matches(&f, q, 0) == 0);
+		CHECK(run_matches(&f, q, 3) == 0);
+	}
+	CHECK(run_matches(&f, UINT64_MAX, 0) == 0);
+	for (size_t i = 0; i < 150; i += 3)
+		CHECK_OK(fx_delete(&f, k[i]));
+	CHECK(fx_verify(&f) == 0);
+	for (uint64_t q = 0; q <= 1520; q += 5)
+		CHECK(run_matches(&f, q, 0) == 0);
+
+	v0 = f.st.node_visits;
+	CHECK_EQ(bt_lookup_le_run(&f.t, 10, collect_cb, &c), 0);
+	CHECK_EQ(c.n, f.ref.n);
+	CHECK_MSG(f.st.node_visits - v0 <= f.ms.in_use,
+		  "a run of %zu records visited %llu nodes of %llu", c.n,
+		  (unsigned long long)(f.st.node_visits - v0),
+		  (unsigned long long)f.ms.in_use);
+	c.n = 0;
+	c.fail_at = 4;                  /* -errno ends it and is returned */
+	CHECK_EQ(bt_lookup_le_run(&f.t, 500, collect_cb, &c), -EIO);
+	CHECK_EQ(c.n, 3);
+	CHECK_EQ(f.ms.nheld, 0);
+	free(c.v);
+	free(k);
+	fx_fini(&f);
+}
+
 /* Visits an operation may cost in a tree of height h (see btree.c). */
 static int visits_sane(const char *op, int err, uint64_t d, uint32_t h0,
 		       uint32_t h1)
@@ -1320,6 +1396,12 @@ static int run_on_corrupt(struct fx *f, const struct corruption *c,
 	free(col.v);
 	HCHECK(!c->iterate_fails || err < 0, "%s: iterate = %d", c->name, err);
 	HCHECK(f->ms.nheld == 0, "%s: iterate leaked handles", c->name);
+	/* a run from the first key walks what a full iteration walks */
+	col = (struct collect){ 0 };
+	err = bt_lookup_le_run(&f->t, 10, collect_cb, &col);
+	free(col.v);
+	HCHECK(!c->iterate_fails || err < 0, "%s: run = %d", c->name, err);
+	HCHECK(f->ms.nheld == 0, "%s: run leaked handles", c->name);
 
 	int res[5];
 

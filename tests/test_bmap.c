@@ -1,0 +1,212 @@
+/*
+ * test_bmap.c - the extent map's lookups for readers and writers, on a
+ * filesystem whose records hold one block each (maxext=1), placed by hand
+ * through ref/bmap.c's internal interface.
+ *
+ * The expectation for a run (bmap_lookup_run) is bmap_lookup's answer for
+ * every block the run covers: the same state, and the block the run's
+ * arithmetic gives is the block the record says.
+ */
+#include "test.h"
+
+#include "hw/hw.h"
+#include "ref/ref_internal.h"
+
+static void quiet(void *arg, const char *line) { (void)arg; (void)line; }
+
+static struct ref_fs *mount_maxext1(struct hw_dev **d)
+{
+	struct ref_mkfs_opts o = { .blocksize = 512, .inodes = 16,
+				   .journal_blocks = 64, .max_extlen = 1,
+				   .btree_maxrecs = 4 };
+	struct ref_fs *fs = NULL;
+
+	if (hw_open("mem:8m", d, NULL, 0) || ref_mkfs(*d, &o) ||
+	    ref_mount(*d, NULL, &fs))
+		return NULL;
+	return fs;
+}
+
+/* The run at fb up to upto agrees with bmap_lookup at every block in it. */
+static int run_agrees(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      uint64_t upto, struct ref_extent *r)
+{
+	struct ref_extent one;
+	int err = bmap_lookup_run(fs, ip, fb, upto, r);
+
+	HCHECK(err == 0, "run(%llu) = %d", (unsigned long long)fb, err);
+	err = bmap_lookup(fs, ip, fb, &one);
+	HCHECK(err == 0, "lookup(%llu) = %d", (unsigned long long)fb, err);
+	if (one.state == BMAP_HOLE || r->state == BMAP_HOLE) {
+		HCHECK(!memcmp(&one, r, sizeof(one)), "run(%llu): %llu+%llu "
+		       "state %u, lookup %llu+%llu state %u",
+		       (unsigned long long)fb, (unsigned long long)r->fileoff,
+		       (unsigned long long)r->len, r->state,
+		       (unsigned long long)one.fileoff,
+		       (unsigned long long)one.len, one.state);
+		return 0;
+	}
+	HCHECK(r->fileoff == one.fileoff && r->len >= one.len,
+	       "run(%llu) is %llu+%llu, the record %llu+%llu",
+	       (unsigned long long)fb, (unsigned long long)r->fileoff,
+	       (unsigned long long)r->len, (unsigned long long)one.fileoff,
+	       (unsigned long long)one.len);
+	for (uint64_t b = fb; b < r->fileoff + r->len; b++) {
+		uint64_t by_run = r->startblk + (b - r->fileoff);
+
+		err = bmap_lookup(fs, ip, b, &one);
+		HCHECK(err == 0, "lookup(%llu) = %d", (unsigned long long)b,
+		       err);
+		HCHECK(one.state == r->state &&
+		       one.startblk + (b - one.fileoff) == by_run,
+		       "run(%llu) maps block %llu to %llu (state %u), its "
+		       "record to %llu (state %u)", (unsigned long long)fb,
+		       (unsigned long long)b, (unsigned long long)by_run,
+		       r->state,
+		       (unsigned long long)(one.startblk + (b - one.fileoff)),
+		       one.state);
+	}
+	return 0;
+}
+
+/*
+ * File f mapped by hand over n fresh blocks in a row on the device, one
+ * record a block (maxext=1), written: the blocks are all taken before the
+ * first record goes in, so no B+tree node lands between two of them (a
+ * write through the engine places the tree's nodes among its data).
+ */
+static int map_in_a_row(struct ref_fs *fs, const char *name, unsigned n,
+			struct ref_inode **ipp)
+{
+	uint64_t ino, first = 0;
+	int err = ref_create(fs, name, &ino);
+
+	HCHECK(err == 0, "create: %d", err);
+	err = inode_get(fs, ino, ipp);
+	HCHECK(err == 0, "inode_get: %d", err);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t at, got;
+
+		err = alloc_data(fs, first + i, 1, &at, &got);
+		HCHECK(err == 0 && got == 1, "alloc: %d", err);
+		if (i == 0)
+			first = at;
+		HCHECK(at == first + i, "block %u at %llu, not %llu", i,
+		       (unsigned long long)at,
+		       (unsigned long long)(first + i));
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct ref_extent e = { i, first + i, 1, 0 };
+
+		err = bmap_map(fs, *ipp, &e);
+		if (!err)
+			err = tx_maybe_roll(fs);
+		HCHECK(err == 0, "map %u: %d", i, err);
+	}
+	(*ipp)->size = (uint64_t)n << fs->bshift;
+	err = inode_log(fs, *ipp);
+	HCHECK(err == 0, "inode_log: %d", err);
+	return 0;
+}
+
+/*
+ * 64 records of a block, one after another on the device.  A run joins
+ * them up to (and past, by less than a record) what it was asked for,
+ * and stops where the device placement, the state or a hole breaks the
+ * sequence.
+ */
+TEST(lookup_run_joins_the_records_that_continue_on_the_device)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	struct ref_extent r, far;
+	uint64_t longest = 0;
+
+	CHECK(fs);
+	CHECK(map_in_a_row(fs, "f", 64, &ip) == 0);
+	CHECK_EQ(ip->nextents, 64);
+
+	CHECK(run_agrees(fs, ip, 5, 64, &r) == 0);
+	CHECK_EQ(r.fileoff, 5);
+	CHECK_EQ(r.len, 59);
+	CHECK(run_agrees(fs, ip, 5, 20, &r) == 0);
+	CHECK_EQ(r.len, 15);
+	CHECK(run_agrees(fs, ip, 5, 6, &r) == 0);
+	CHECK_EQ(r.len, 1);
+
+	/* block 30 moved elsewhere on the device, 40 unwritten, 50 a hole */
+	CHECK_OK(bmap_lookup(fs, ip, 30, &far));
+	CHECK_OK(bmap_unmap(fs, ip, 30, 1, true));
+	CHECK_OK(alloc_data(fs, far.startblk + 1000, 1, &far.startblk, &far.len));
+	CHECK_OK(bmap_map(fs, ip, &far));
+	CHECK_OK(bmap_convert(fs, ip, 40, 1, REF_EXT_UNWRITTEN, false));
+	CHECK_OK(bmap_unmap(fs, ip, 50, 1, true));
+	CHECK(run_agrees(fs, ip, 5, 64, &r) == 0);
+	CHECK_EQ(r.len, 25);                    /* up to block 30 */
+	CHECK(run_agrees(fs, ip, 30, 64, &r) == 0);
+	CHECK_EQ(r.len, 1);                     /* 31 is not after it */
+	CHECK(run_agrees(fs, ip, 31, 64, &r) == 0);
+	CHECK_EQ(r.len, 9);                     /* up to block 40 */
+	CHECK(run_agrees(fs, ip, 40, 64, &r) == 0);
+	CHECK_EQ(r.state, REF_EXT_UNWRITTEN);
+	CHECK_EQ(r.len, 1);
+	CHECK(run_agrees(fs, ip, 50, 64, &r) == 0);
+	CHECK_EQ(r.state, BMAP_HOLE);
+	CHECK_EQ(r.len, 1);
+	CHECK(run_agrees(fs, ip, 64, 100, &r) == 0);
+	CHECK_EQ(r.state, BMAP_HOLE);           /* past the last record */
+
+	/* every start, every reach: each run agrees block for block */
+	for (uint64_t fb = 0; fb < 70; fb++) {
+		const uint64_t reach[] = { fb + 1, fb + 3, fb + 8, 80 };
+
+		for (unsigned i = 0; i < 4; i++) {
+			CHECK(run_agrees(fs, ip, fb, reach[i], &r) == 0);
+			if (r.state != BMAP_HOLE && r.len > longest)
+				longest = r.len;
+		}
+	}
+	CHECK_EQ(longest, 30);                  /* blocks 0..29 */
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	ref_abandon(fs);
+	hw_close(d);
+}
+
+/*
+ * Reading a file mapped a block a record costs a descent a run, not a
+ * descent a block: after a remount (nothing cached), a read of 256
+ * blocks in a row visits fewer B+tree nodes than there are blocks (a
+ * descent a block, as before runs, was 256 times the tree's height), and
+ * returns the bytes written.
+ */
+TEST(a_read_of_one_block_records_descends_once_a_run)
+{
+	static uint8_t buf[256 * 512], back[256 * 512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	uint64_t ino, v0, visits;
+
+	CHECK(fs);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7 + (i >> 9));
+	CHECK(map_in_a_row(fs, "f", 256, &ip) == 0);
+	CHECK(ip->root.levels >= 4);
+	CHECK_EQ(ref_pwrite(fs, ip->ino, buf, sizeof(buf), 0),
+		 (int64_t)sizeof(buf));
+	CHECK_OK(ref_unmount(fs));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_OK(ref_lookup(fs, "f", &ino));
+	v0 = ref_counters(fs)->bt.node_visits;
+	CHECK_EQ(ref_pread(fs, ino, back, sizeof(back), 0), (int64_t)sizeof(back));
+	visits = ref_counters(fs)->bt.node_visits - v0;
+	CHECK_MEM(back, buf, sizeof(buf));
+	CHECK_MSG(visits < 256, "a read of 256 one-block records visited %llu "
+		  "nodes", (unsigned long long)visits);
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
+int main(int argc, char **argv) { return test_main(argc, argv); }
