@@ -38,7 +38,9 @@ static int run_agrees(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	err = bmap_lookup(fs, ip, fb, &one);
 	HCHECK(err == 0, "lookup(%llu) = %d", (unsigned long long)fb, err);
 	if (one.state == BMAP_HOLE || r->state == BMAP_HOLE) {
-		HCHECK(!memcmp(&one, r, sizeof(one)), "run(%llu): %llu+%llu "
+		HCHECK(one.fileoff == r->fileoff && one.len == r->len &&
+		       one.startblk == r->startblk && one.state == r->state,
+		       "run(%llu): %llu+%llu "
 		       "state %u, lookup %llu+%llu state %u",
 		       (unsigned long long)fb, (unsigned long long)r->fileoff,
 		       (unsigned long long)r->len, r->state,
