@@ -45,7 +45,8 @@ esac
 make -s -j"$(nproc 2>/dev/null || echo 2)" O="$O" fuzz-bench >/dev/null || exit 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
+# shellcheck source=fuzz/options.sh
+. fuzz/options.sh
 mutator=$(realpath "$O")/fuzz/afl/mutator.so
 
 seeds() { # seeds T DIR: a fresh copy of the seed corpus
@@ -55,8 +56,8 @@ seeds() { # seeds T DIR: a fresh copy of the seed corpus
 
 lf() { # lf BINDIR T: "EXEC/S RSS_MB", exec/s after the corpus loaded
 	seeds "$2" "$tmp/c"
-	"$1/$2" -max_total_time="$secs" -max_len="$(opt "$2" max_len)" \
-		-timeout=25 -rss_limit_mb=2560 -print_final_stats=1 \
+	# shellcheck disable=SC2046 # flags are a list
+	"$1/$2" -max_total_time="$secs" $(lf_flags "$2") -print_final_stats=1 \
 		-artifact_prefix="$tmp/" "$tmp/c" > "$tmp/lf.log" 2>&1
 	# INITED: "#N INITED ... exec/s: R" (N runs in N/R s); the final
 	# stats: every run, and the time is the whole -max_total_time.

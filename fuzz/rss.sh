@@ -61,7 +61,8 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 art=$O/rss
 mkdir -p "$art" || exit 2
-opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
+# shellcheck source=fuzz/options.sh
+. fuzz/options.sh
 
 # one T FLAVOUR: fuzz T for the whole time, one "SECONDS RSS_KB" line a
 # sample into $tmp/T.FLAVOUR.rss, libFuzzer's log beside it.
@@ -72,9 +73,10 @@ one() {
 	mkdir -p "$dir"
 	cp corpus/"$t"/* "$dir"/ 2>/dev/null || head -c 16 /dev/zero > "$dir/zero"
 	: > "$tmp/$t.$f.heap"
+	# shellcheck disable=SC2046 # flags are a list
 	FSO_HEAP_LOG=$([ "$f" = asan ] && echo "$tmp/$t.$f.heap") FSO_HEAP_EVERY=$every \
-	"$bin" -max_total_time=$((minutes * 60)) -max_len="$(opt "$t" max_len)" \
-		-timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
+	"$bin" -max_total_time=$((minutes * 60)) $(lf_flags "$t") \
+		-rss_limit_mb=4096 -print_final_stats=1 \
 		-artifact_prefix="$art/$t.$f." "$dir" > "$tmp/$t.$f.log" 2>&1 &
 	pid=$!
 	trap 'kill "$pid" 2>/dev/null' EXIT

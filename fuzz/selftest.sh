@@ -103,7 +103,8 @@ tally() { # tally NAME STATUS: the outcome, and seconds since the stage began
 	if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "--- $1: ok $took"
 	else failed=$((failed + 1)); echo "--- $1: FAILED $took"; fi
 }
-opt() { sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1; }
+# shellcheck source=fuzz/options.sh
+. fuzz/options.sh
 known_finding() { # known_finding T REPORT: the known-findings line it matches
 	local t re what
 	while IFS=$'\t' read -r t re what; do
@@ -179,11 +180,11 @@ catch_pair() {
 	t0=$(date +%s%N)
 	for ((w = 0; w < catch_workers; w++)); do
 		mkdir -p "$d/art$w"
+		# shellcheck disable=SC2046 # flags are a list
 		FSO_PLANT=$b timeout $((catch_cap + 60)) "$bin" \
 			-seed="$((catch_seed + w))" \
-			-max_total_time="$catch_cap" -max_len="$(opt "$t" max_len)" \
-			-timeout="$(opt "$t" timeout)" -rss_limit_mb="$(opt "$t" rss_limit_mb)" \
-			-dict="fuzz/$t.dict" -artifact_prefix="$d/art$w/" -print_final_stats=1 \
+			-max_total_time="$catch_cap" $(lf_flags "$t") \
+			-artifact_prefix="$d/art$w/" -print_final_stats=1 \
 			"$d/corpus" > "$d/fuzz$w.log" 2>&1 &
 		pids+=($!)
 	done
@@ -425,10 +426,9 @@ elif [ "$quick" -eq 0 ]; then
 		started=$SECONDS
 		mkdir -p "$tmp/smoke/$t/corpus" "$tmp/smoke/$t/art"
 		cp corpus/"$t"/* "$tmp/smoke/$t/corpus/" 2>/dev/null
+		# shellcheck disable=SC2046 # flags are a list
 		"$O"/fuzz/libfuzzer/"$t" -fork=1 -ignore_crashes=1 \
-			-max_total_time="$smoke" \
-			-max_len="$(opt "$t" max_len)" -timeout="$(opt "$t" timeout)" \
-			-rss_limit_mb="$(opt "$t" rss_limit_mb)" -dict="fuzz/$t.dict" \
+			-max_total_time="$smoke" $(lf_flags "$t") \
 			-artifact_prefix="$tmp/smoke/$t/art/" -print_final_stats=1 \
 			"$tmp/smoke/$t/corpus" > "$tmp/smoke/$t.log" 2>&1
 		rc=$?
@@ -460,7 +460,7 @@ if [ "$quick" -eq 0 ] && [ "$afl" -eq 1 ]; then
 		AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 		AFL_CUSTOM_MUTATOR_LIBRARY="$(realpath "$O")/fuzz/afl/mutator.so" \
 			timeout 60 afl-fuzz -i "corpus/$t" -o "$o" -V 5 \
-			-x "fuzz/$t.dict" -t "$(( $(opt "$t" timeout) * 1000 ))" \
+			-x "fuzz/$t.dict" -t "$(( $(lf_opt "$t" timeout) * 1000 ))" \
 			-- "$O"/fuzz/afl/"$t" > "$o.log" 2>&1
 		rc=$?
 		st=$o/default/fuzzer_stats
