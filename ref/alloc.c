@@ -160,10 +160,34 @@ bool alloc_is_busy(const struct ref_fs *fs, uint64_t start, uint64_t len)
 	return i < fs->busy.n && fs->busy.v[i].start < start + len;
 }
 
+/*
+ * A range that touches a neighbour joins it: a file freed from its end
+ * (truncate, unlink) frees its extents in descending order, and inserting
+ * each at the front moved the whole array every time (quadratic in the
+ * extents of a file mapped a block a record).  The ranges stay disjoint,
+ * so nothing that asks about them can tell.
+ */
 static int busy_add(struct busy_list *l, uint64_t start, uint64_t len)
 {
 	size_t i = busy_search(l, start);
+	bool left = i > 0 && l->v[i - 1].start + l->v[i - 1].len == start;
+	bool right = i < l->n && l->v[i].start == start + len;
 
+	if (left || right) {
+		if (left && right) {
+			l->v[i - 1].len += len + l->v[i].len;
+			memmove(&l->v[i], &l->v[i + 1],
+				(l->n - i - 1) * sizeof(*l->v));
+			l->n--;
+		} else if (left) {
+			l->v[i - 1].len += len;
+		} else {
+			l->v[i].start = start;
+			l->v[i].len += len;
+		}
+		l->units += len;
+		return 0;
+	}
 	if (l->n == l->cap) {
 		size_t ncap = l->cap ? l->cap * 2 : 64;
 		struct busy_ext *nb = realloc(l->v, ncap * sizeof(*nb));

@@ -79,6 +79,54 @@ TEST(freed_blocks_are_busy_until_the_freeing_commit)
 	hw_close(d);
 }
 
+/*
+ * Busy ranges that touch join: 64 blocks freed one by one from the last
+ * (as a truncate frees a file mapped a block a record) are one range, not
+ * 64 inserted at the front of the list; every other block freed first
+ * stays apart until the blocks between join them.  Every freed block is
+ * busy, and nothing else is, until the freeing commit.
+ */
+TEST(busy_ranges_that_touch_join_and_stay_exact)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:8m", 512, &d);
+	uint64_t s, l;
+
+	CHECK(fs);
+	CHECK_OK(alloc_data(fs, fs->data, 64, &s, &l));
+	CHECK_EQ(l, 64);
+	CHECK_OK(tx_commit(fs));
+	for (unsigned i = 64; i-- > 0;) {
+		CHECK_OK(alloc_free(fs, s + i, 1));
+		CHECK_EQ(fs->busy.n, 1);
+		CHECK_EQ(fs->busy.units, 64 - i);
+	}
+	CHECK(alloc_is_busy(fs, s, 64));
+	CHECK(!alloc_is_busy(fs, s - 1, 1) && !alloc_is_busy(fs, s + 64, 1));
+	CHECK_OK(tx_commit(fs));
+	CHECK(!alloc_is_busy(fs, s, 64));
+
+	CHECK_OK(alloc_data(fs, s, 64, &s, &l));
+	CHECK_EQ(l, 64);
+	CHECK_OK(tx_commit(fs));
+	for (unsigned i = 0; i < 64; i += 2)            /* 0, 2, 4, ... */
+		CHECK_OK(alloc_free(fs, s + i, 1));
+	CHECK_EQ(fs->busy.n, 32);
+	for (unsigned i = 0; i < 64; i++)
+		CHECK_EQ(alloc_is_busy(fs, s + i, 1), i % 2 == 0);
+	for (int i = 63; i >= 1; i -= 2)                /* 63, 61, ... 1 */
+		CHECK_OK(alloc_free(fs, s + (uint64_t)i, 1));
+	CHECK_EQ(fs->busy.n, 1);
+	CHECK_EQ(fs->busy.units, 64);
+	CHECK(alloc_is_busy(fs, s, 64));
+	CHECK(!alloc_is_busy(fs, s + 64, 1));
+	CHECK_OK(tx_commit(fs));
+	CHECK_EQ(fs->busy.n, 0);
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	ref_unmount(fs);
+	hw_close(d);
+}
+
 TEST(groups_are_initialised_lazily_and_in_order)
 {
 	struct hw_dev *d;
