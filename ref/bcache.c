@@ -496,9 +496,13 @@ static int store_alloc(void *ctx, uint64_t near, uint64_t *blk)
 	uint64_t len;
 	int err;
 
-	/* Without a neighbour to sit near, tree nodes start in the middle of
+	/* Without a neighbour to sit near, tree nodes aim at the middle of
 	 * the data region, out of the way of file data growing from the
-	 * bottom, so contiguous writes stay in one extent. */
+	 * bottom, so contiguous writes stay in one extent.  On a device of
+	 * several bitmap groups the middle one is not initialised yet
+	 * (groups are, in order, on first use), so the allocator passes it
+	 * over and takes the first free block from the start: there the
+	 * nodes sit among the data (README, Throughput). */
 	if (near < fs->data)
 		near = fs->data + (fs->total - fs->data) / 2;
 	err = alloc_extent(fs, near, 1, blk, &len);
