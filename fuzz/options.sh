@@ -8,24 +8,26 @@
 
 # lf_opt T KEY: the value of KEY in fuzz/T.options (empty when unset).
 lf_opt() {
-	sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "fuzz/$1.options" | head -1
+	tr -d '\r' < "fuzz/$1.options" |
+		sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*//p" | head -1
 }
 
 # lf_flags T: every option of fuzz/T.options's [libfuzzer] section as a
 # libFuzzer flag, `-KEY=VALUE`, the dictionary by its path from here.  A
 # flag given after these overrides one of them (libFuzzer keeps the last).
+# The flags are words: no value holds a space.
 lf_flags() {
-	awk '
+	tr -d '\r' < "fuzz/$1.options" | awk '
 		/^[[:space:]]*(#|$)/ { next }
-		/^\[/ { lf = $0 ~ /^\[libfuzzer\]/; next }
+		/^[[:space:]]*\[/ { lf = $0 ~ /\[libfuzzer\]/; next }
 		lf && /=/ {
-			k = $0; sub(/[[:space:]]*=.*/, "", k)
+			k = $0; sub(/^[[:space:]]*/, "", k); sub(/[[:space:]]*=.*/, "", k)
 			v = $0; sub(/^[^=]*=[[:space:]]*/, "", v)
 			sub(/[[:space:]]+$/, "", v)
-			if (k == "dict")
+			if (k == "dict" && v !~ /^\//)
 				v = "fuzz/" v
 			printf "%s-%s=%s", sep, k, v
 			sep = " "
 		}
-		END { print "" }' "fuzz/$1.options"
+		END { print "" }'
 }

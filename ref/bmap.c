@@ -211,25 +211,28 @@ static int run_next(void *arg, const void *rec)
 		w->e = n;
 		w->have = true;
 		end = n.fileoff + n.len;
-		/* a hole at fb, or a run that stays alone */
-		return w->fb >= end || end < n.fileoff || ext_compressed(&n) ||
+		/* a hole at fb, or a mapping that stays alone */
+		return w->fb >= end || end < n.fileoff || n.state != 0 ||
 		       end >= w->upto;
 	}
 	if (n.fileoff != end || n.startblk != w->e.startblk + w->e.len ||
-	    n.state != w->e.state || ext_compressed(&n) ||
-	    n.len > UINT64_MAX - end)
+	    n.state != 0 || n.len > UINT64_MAX - end)
 		return 1;
 	w->e.len += n.len;
 	return end + n.len >= w->upto;
 }
 
 /*
- * bmap_lookup for a reader of the blocks from fb up to upto: a mapped
- * answer is joined with the records after it that continue it in the file
- * and on the device in the same state (not compressed), up to upto or
- * beyond, all in one descent.  A file mapped a block a record (maxext=1)
- * is read a run at a time instead of a descent a block.  The run is what
- * a read needs and no more: the records stay as they are.
+ * bmap_lookup for a reader of the blocks from fb up to upto: a written
+ * answer is joined with the written records after it that continue it in
+ * the file and on the device, up to upto or beyond, all in one descent.
+ * A file mapped a block a record (maxext=1) is read a run at a time
+ * instead of a descent a block.  The run is what a read or an overwrite
+ * in place needs and no more: the records stay as they are, and only
+ * written ones join (an unwritten run would be converted whole, in one
+ * transaction the log may not hold).  A record past the first that
+ * cannot be read ends the run without an error: the caller reaches it,
+ * and its error, when it needs that block, as it did a lookup a block.
  */
 int bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		    uint64_t upto, struct ref_extent *ext)
@@ -240,12 +243,12 @@ int bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 
 	bmap_tree(fs, ip, &t);
 	err = bt_lookup_le_run(&t, fb, run_next, &w);
-	if (err && err != -ENOENT)
-		return err;
 	if (w.have && fb < w.e.fileoff + w.e.len) {
 		*ext = w.e;
 		return 0;
 	}
+	if (err && err != -ENOENT)
+		return err;
 	return hole_at(fs, ip, &t, fb, ext);
 }
 

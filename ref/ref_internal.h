@@ -398,7 +398,8 @@ int  inode_finish_orphans(struct ref_fs *fs);
 void bmap_tree(struct ref_fs *fs, struct ref_inode *ip, struct bt_tree *t);
 int  bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		 struct ref_extent *ext);
-/* bmap_lookup, the records continuing a mapped answer joined up to upto. */
+/* bmap_lookup, the written records continuing a written answer joined up
+ * to upto (bmap.c). */
 int  bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		     uint64_t upto, struct ref_extent *ext);
 int  bmap_map(struct ref_fs *fs, struct ref_inode *ip,

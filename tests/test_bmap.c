@@ -211,4 +211,40 @@ TEST(a_read_of_one_block_records_descends_once_a_run)
 	hw_close(d);
 }
 
+/*
+ * Overwriting a preallocated range converts it record by record, each
+ * conversion in a transaction the log holds: 200 unwritten one-block
+ * records written over at once with a 64-block log (joined into one run,
+ * they made one transaction of 75 blocks, which the log refused, and the
+ * filesystem could commit nothing after).  The bytes come back after a
+ * remount and the audit is clean.
+ */
+TEST(an_overwrite_of_a_long_unwritten_range_fits_the_log)
+{
+	static uint8_t buf[200 * 4096], back[200 * 4096];
+	struct ref_mkfs_opts o = { .blocksize = 4096, .inodes = 16,
+				   .journal_blocks = 64, .max_extlen = 1,
+				   .btree_maxrecs = 4 };
+	struct hw_dev *d;
+	struct ref_fs *fs = NULL;
+	uint64_t ino;
+
+	CHECK_OK(hw_open("mem:64m", &d, NULL, 0));
+	CHECK_OK(ref_mkfs(d, &o));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13 + (i >> 12));
+	CHECK_OK(ref_create(fs, "f", &ino));
+	CHECK_OK(ref_fallocate(fs, ino, 0, 0, sizeof(buf)));
+	CHECK_EQ(ref_pwrite(fs, ino, buf, sizeof(buf), 0), (int64_t)sizeof(buf));
+	CHECK_OK(ref_fsync(fs, ino));
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	CHECK_OK(ref_unmount(fs));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_EQ(ref_pread(fs, ino, back, sizeof(back), 0), (int64_t)sizeof(back));
+	CHECK_MEM(back, buf, sizeof(buf));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
 int main(int argc, char **argv) { return test_main(argc, argv); }
