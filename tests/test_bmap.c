@@ -211,6 +211,70 @@ TEST(a_read_of_one_block_records_descends_once_a_run)
 	hw_close(d);
 }
 
+struct nodes {
+	uint64_t blk[256];
+	unsigned n;
+};
+
+static int note_node(void *arg, uint64_t blk)
+{
+	struct nodes *v = arg;
+
+	if (v->n < 256)
+		v->blk[v->n++] = blk;
+	return 0;
+}
+
+/*
+ * A run stops, without an error, at a leaf it cannot read: the read gets
+ * every block before that leaf's first record and its error at that block,
+ * as a lookup a block gave them (a run that failed whole failed the read
+ * at its first block).  The leaf is damaged on the device after an
+ * unmount, so the remount reads it fresh.
+ */
+TEST(a_run_ends_at_a_damaged_leaf_and_the_read_before_it_stands)
+{
+	static uint8_t buf[64 * 512], back[64 * 512];
+	uint8_t node[512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	struct nodes v = { .n = 0 };
+	struct bt_tree t;
+	uint64_t ino, leaf = 0, first = 0;
+	char why[128];
+
+	CHECK(fs);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 5 + (i >> 9));
+	CHECK(map_in_a_row(fs, "f", 64, &ip) == 0);
+	ino = ip->ino;
+	CHECK_EQ(ref_pwrite(fs, ino, buf, sizeof(buf), 0), (int64_t)sizeof(buf));
+	bmap_tree(fs, ip, &t);
+	CHECK_OK(bt_check(&t, note_node, &v, NULL, why, sizeof(why)));
+	CHECK_OK(ref_unmount(fs));
+	/* a leaf whose records start in the middle of the file */
+	for (unsigned i = 0; i < v.n && !leaf; i++) {
+		CHECK_OK(hw_read(d, v.blk[i] * 512, node, sizeof(node)));
+		if (get16(node + 24) == 0 && get64(node + 32 + XR_OFF) >= 16 &&
+		    get64(node + 32 + XR_OFF) <= 48) {
+			leaf = v.blk[i];
+			first = get64(node + 32 + XR_OFF);
+		}
+	}
+	CHECK_MSG(leaf, "no leaf starts between blocks 16 and 48");
+	put32(node, get32(node) ^ 0x100);       /* its magic */
+	CHECK_OK(hw_write(d, leaf * 512, node, sizeof(node), 0));
+
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_EQ(ref_pread(fs, ino, back, sizeof(back), 0),
+		 (int64_t)(first * 512));
+	CHECK_MEM(back, buf, first * 512);
+	CHECK(ref_pread(fs, ino, back, 512, first * 512) < 0);
+	ref_abandon(fs);
+	hw_close(d);
+}
+
 /*
  * Overwriting a preallocated range converts it record by record, each
  * conversion in a transaction the log holds: 200 unwritten one-block
