@@ -614,7 +614,7 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 		    uint64_t off, uint64_t end)
 {
 	struct ref_extent e = { 0 };
-	uint64_t pos = off, upto = (end + fs->bs - 1) >> fs->bshift;
+	uint64_t pos = off, upto = fs_blocks_roundup(fs, end);
 
 	pcache_sync_knob(fs);
 	while (pos < end) {
