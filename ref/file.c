@@ -197,8 +197,10 @@ static int64_t write_delayed(struct ref_fs *fs, struct ref_inode *ip,
 		if (e.state != BMAP_HOLE) {
 			r = file_write_through(fs, ip, buf + (pos - off),
 					       wend - pos, pos, false);
-			if (r <= 0) {
-				err = r ? (int)r : -EIO;
+			if (r < 0) /* perhaps its commit: not recorded */
+				return r;
+			if (r == 0) {
+				err = -EIO;
 				break;
 			}
 			pos += (uint64_t)r;
@@ -213,10 +215,8 @@ static int64_t write_delayed(struct ref_fs *fs, struct ref_inode *ip,
 			err = set_size_and_log(fs, ip, wend);
 			if (!err)
 				err = tx_maybe_roll(fs);
-			if (err) {
-				pos = wend;
-				break;
-			}
+			if (err)
+				return err; /* not recorded: as file_write_through */
 		}
 		pos = wend; /* unchanged: writeback made room, look again */
 	}
@@ -261,6 +261,7 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			   bool from_cache)
 {
 	uint64_t pos = off, end = off + len;
+	bool logged = true; /* no commit step failed */
 	int err = 0;
 
 	if (file_zoned(fs, ip)) { /* appended, never in place (zoned.c) */
@@ -336,8 +337,10 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			err = set_size_and_log(fs, ip, pos);
 			if (!err)
 				err = tx_maybe_roll(fs);
-			if (err)
+			if (err) {
+				logged = false;
 				break;
+			}
 		}
 	}
 	if (fs->rl && pos > off) { /* the write is done: end-COW (cow.c) */
@@ -347,8 +350,11 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		if (end_err)
 			return end_err;
 	}
-	if (pos > off)
-		return (int64_t)(pos - off); /* a short write, as POSIX has it */
+	/* A step that cannot be recorded fails the write, as end-COW does:
+	 * a count would say that bytes are written which the filesystem
+	 * cannot commit.  Else a short write, as POSIX has it. */
+	if (pos > off && logged)
+		return (int64_t)(pos - off);
 	return err;
 }
 

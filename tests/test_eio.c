@@ -184,6 +184,86 @@ TEST(failed_writeback_leaves_pages_dirty_and_the_live_audit_clean)
 	CHECK(!bad);
 }
 
+/*
+ * A write that commits on its way fails when a commit fails: it never
+ * returns its whole length once a fault has fired inside it.  A
+ * journaled-data file's writes fill the 64-block log and roll its
+ * transaction; the lengths tried are the shortest that roll once and
+ * twice, whose last step is the roll (the step whose error a write could
+ * drop).  n runs over every write and flush the write does.
+ */
+#define ROLL_MAX_BLOCKS 200
+
+/* The write of blocks blocks with a fault at its nth write or flush
+ * (n 0: none); 1 when the fault did not fire.  *rolls: the write's. */
+static int commit_fault_at(uint64_t blocks, uint64_t n, uint64_t *rolls,
+			   int *bad)
+{
+	struct efs z = { 0 };
+	uint64_t len = blocks * BS, ino;
+	uint8_t *buf = malloc(len);
+	struct hw_fault f = { .ops = HW_FAULT_WRITE | HW_FAULT_FLUSH,
+			      .nth = n };
+	int64_t r;
+	int done = 0;
+
+	*bad = 1;
+	if (!buf || e_new(&z, "faulty:mem:8m", NULL, 0) ||
+	    ref_create(z.fs, "j", &ino) ||
+	    ref_set_flags(z.fs, ino, REF_FLAG_JOURNAL_DATA, 0) ||
+	    (n && hw_fault_arm(z.dev, &f) < 0))
+		goto out;
+	memset(buf, 0x5a, len);
+	*rolls = ref_counters(z.fs)->tx_rolls;
+	r = ref_pwrite(z.fs, ino, buf, len, 0);
+	*rolls = ref_counters(z.fs)->tx_rolls - *rolls;
+	if (!n || hw_fault_fired(z.dev) == 0) {
+		done = 1;
+		*bad = r != (int64_t)len;
+		if (*bad)
+			fprintf(stderr, "    %llu blocks, n=%llu: no fault, the "
+				"write returned %lld\n", (unsigned long long)blocks,
+				(unsigned long long)n, (long long)r);
+	} else if (r == (int64_t)len) {
+		fprintf(stderr, "    %llu blocks, n=%llu: the fault fired, the "
+			"write returned its whole length\n",
+			(unsigned long long)blocks, (unsigned long long)n);
+	} else {
+		*bad = 0;
+	}
+	hw_fault_disarm(z.dev, -1);
+	ref_abandon(z.fs);
+	z.fs = NULL;
+out:
+	e_close(&z);
+	free(buf);
+	return done;
+}
+
+TEST(a_write_whose_commit_fails_fails)
+{
+	uint64_t blocks, rolls = 0, want = 1;
+	int bad = 0;
+
+	for (blocks = 1; blocks <= ROLL_MAX_BLOCKS && want <= 2 && !bad;
+	     blocks++) {
+		uint64_t n;
+
+		commit_fault_at(blocks, 0, &rolls, &bad);
+		if (bad || rolls < want)
+			continue;
+		want = rolls + 1;
+		for (n = 1; n < 10000; n++)
+			if (commit_fault_at(blocks, n, &rolls, &bad) || bad)
+				break;
+		CHECK_MSG(!bad, "%llu blocks, fault at I/O %llu",
+			  (unsigned long long)blocks, (unsigned long long)n);
+		CHECK(n > blocks); /* every data and log write was tried */
+	}
+	CHECK(!bad);
+	CHECK_EQ(want, 3); /* writes that roll once and twice were tried */
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);
