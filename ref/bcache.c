@@ -497,14 +497,19 @@ static int store_alloc(void *ctx, uint64_t near, uint64_t *blk)
 	int err;
 
 	/* Without a neighbour to sit near, tree nodes aim at the middle of
-	 * the data region, out of the way of file data growing from the
-	 * bottom, so contiguous writes stay in one extent.  On a device of
-	 * several bitmap groups the middle one is not initialised yet
-	 * (groups are, in order, on first use), so the allocator passes it
-	 * over and takes the first free block from the start: there the
-	 * nodes sit among the data (README, Throughput). */
-	if (near < fs->data)
-		near = fs->data + (fs->total - fs->data) / 2;
+	 * the last bitmap group in use, out of the way of file data growing
+	 * from the bottom, so contiguous writes stay in one extent.  (The
+	 * middle of the whole region would, on a device of several groups,
+	 * be a group not initialised yet: groups are, in order, on first
+	 * use, so the allocator would pass it over and take the first free
+	 * block, among the data.) */
+	if (near < fs->data) {
+		uint64_t g = fs->bminit ? fs->bminit - 1 : 0;
+		uint64_t lo = fs->data + g * fs->bpb;
+		uint64_t hi = fs->total - lo < fs->bpb ? fs->total : lo + fs->bpb;
+
+		near = lo + (hi - lo) / 2;
+	}
 	err = alloc_extent(fs, near, 1, blk, &len);
 	if (err)
 		return err;
