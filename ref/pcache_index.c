@@ -131,7 +131,9 @@ void pci_mark_clear(struct pcache *pc, struct pc_node *n, unsigned off,
 		    unsigned mark)
 {
 	pc->ctr->pc_mark_clears++;
-	while (n) {
+	/* up while a bit is cleared and leaves its node's mark empty: a
+	 * bit already clear has left the ancestors' as they must be */
+	while (n && (n->marks[mark] & (1ull << off))) {
 		n->marks[mark] &= ~(1ull << off);
 		if (n->marks[mark])
 			break;
