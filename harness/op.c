@@ -222,18 +222,23 @@ void op_fill(const struct op *op, uint64_t opno, uint64_t off, void *buf,
 	}
 	/*
 	 * Body: whole words.  Within a run of 256 words only the index's low
-	 * byte changes, so each word is one OR away from the run's base.
+	 * byte changes: byte 1 is ix0 + 1 (nz), one more each word, but for
+	 * ix0 = 255, whose 1 is stored after the run (a loop of adds only,
+	 * which the compiler vectorises).
 	 */
 	while (len >= 8) {
 		uint32_t ix = (uint32_t)(off >> 3);
 		/* The run's word with byte 1 (ix0's place) left empty. */
 		uint64_t base = fill_word(tag, ix) & ~(uint64_t)0xff00;
+		uint64_t first = base | (uint64_t)((ix & 0xff) + 1) << 8;
 		size_t nw = len / 8, lo = ix & 0xff;
 
 		if (nw > 256 - lo)
 			nw = 256 - lo;
 		for (size_t k = 0; k < nw; k++)
-			put64(p + 8 * k, base | nz((uint32_t)(lo + k)) << 8);
+			put64(p + 8 * k, first + ((uint64_t)k << 8));
+		if (lo + nw == 256) /* ix0 = 255: nz gives 1 */
+			put64(p + 8 * (nw - 1), base | nz(255) << 8);
 		p += 8 * nw;
 		off += 8 * nw;
 		len -= 8 * nw;

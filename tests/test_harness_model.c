@@ -318,6 +318,19 @@ TEST(fill_names_the_op_and_the_offset)
 		op_fill(&w, 255, 0xff * 8 - 3, big, sizeof(big));
 		for (size_t i = 0; i < sizeof(big); i++)
 			CHECK_MSG(big[i], "zero at %zu", i);
+		/* and every byte is the layout above: odd bytes the word
+		 * index's bytes b as b % 255 + 1, even ones the tag (runs
+		 * of 256 words crossed, ix0 = 255 among them) */
+		for (size_t i = 0; i < sizeof(big); i++) {
+			uint64_t at = 0xff * 8 - 3 + i, ix = at >> 3;
+			unsigned j = (unsigned)(at & 7);
+			uint8_t want = j & 1 ? (uint8_t)((ix >> (8 * (j / 2))) %
+							 256 % 255 + 1) :
+				       op_fill_tag(255);
+
+			CHECK_MSG(big[i] == want, "byte %zu: %u, want %u", i,
+				  big[i], want);
+		}
 	}
 	CHECK_EQ(op_fill_tag(254), 255);
 	CHECK_EQ(op_fill_tag(255), 1);       /* never 0 */
