@@ -98,19 +98,21 @@ struct bt_path {
 
 static uint32_t fit_max(const struct bt_tree *t, uint32_t esize)
 {
-	uint32_t fit, want;
+	uint32_t fit, want = t->maxrecs;
 
 	if (esize == 0 || t->blocksize <= BT_HDR_SIZE)
 		return 0;
+	if (want && want < BT_MIN_FANOUT)
+		want = BT_MIN_FANOUT;
+	/* a fan-out asked for that fits needs no division (every node
+	 * access asks this) */
+	if (want && want <= UINT16_MAX &&
+	    (uint64_t)want * esize <= t->blocksize - BT_HDR_SIZE)
+		return want;
 	fit = (t->blocksize - BT_HDR_SIZE) / esize;
 	if (fit > UINT16_MAX)           /* nrecs is a u16 on disk */
 		fit = UINT16_MAX;
-	want = t->maxrecs;
-	if (want == 0)
-		return fit;
-	if (want < BT_MIN_FANOUT)
-		want = BT_MIN_FANOUT;
-	return want < fit ? want : fit;
+	return want && want < fit ? want : fit;
 }
 
 uint32_t bt_leaf_max(const struct bt_tree *t)
