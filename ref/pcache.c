@@ -169,7 +169,11 @@ void pc_page_undelalloc(struct pcache *pc, struct pc_page *p)
 struct pc_page *pc_find_page(struct pcache *pc, struct pc_map *m,
 			     uint64_t index)
 {
-	uintptr_t e = pc_load(pc, m, index);
+	struct pc_node *leaf;
+	uintptr_t e;
+
+	pci_walk_hinted(pc, m, index, false, &leaf);
+	e = leaf ? leaf->slots[index - leaf->base] : 0;
 
 	if (!pc_is_page(e))
 		return NULL;
@@ -272,7 +276,7 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 	if (!p)
 		return -ENOMEM;
 	p->delalloc = 0;
-	err = pci_walk(pc, m, index, true, &leaf);
+	err = pci_walk_hinted(pc, m, index, true, &leaf);
 	if (err) {
 		pc_page_release(pc, p);
 		return err;
@@ -302,7 +306,10 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		return -EFSCORRUPTED;                                      \
 	} while (0)
 
-struct pc_tally { uint64_t pages, values, nodes, shadow_nodes, marked_values; };
+struct pc_tally {
+	uint64_t pages, values, nodes, shadow_nodes, marked_values;
+	bool hint_seen;              /* the map's lookup hint is a leaf of it */
+};
 
 static int audit_node(struct pcache *pc, struct pc_map *m,
 		      const struct pc_node *n, struct pc_tally *t)
@@ -310,15 +317,24 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 	unsigned count = 0, values = 0;
 
 	t->nodes++;
+	if (n == m->hint && n->shift == 0)
+		t->hint_seen = true;
 	if (n->map != m)
 		BAD(pc, "map %llu: node at base %llu names another map",
 		    (unsigned long long)m->id, (unsigned long long)n->base);
-	/* Past the fan-out: no entry, no mark (the slots in use below). */
-	for (unsigned i = FSLOTS(pc); i < PC_SLOTS; i++)
-		if (n->slots[i])
-			BAD(pc, "map %llu: slot %u used in a %u-way node at %llu",
-			    (unsigned long long)m->id, i, FSLOTS(pc),
-			    (unsigned long long)n->base);
+	/* Past the fan-out: no entry, no mark (the slots in use below).
+	 * The slots are ORed first, a loop the compiler vectorises. */
+	{
+		uintptr_t any = 0;
+
+		for (unsigned i = FSLOTS(pc); i < PC_SLOTS; i++)
+			any |= n->slots[i];
+		for (unsigned i = FSLOTS(pc); any && i < PC_SLOTS; i++)
+			if (n->slots[i])
+				BAD(pc, "map %llu: slot %u used in a %u-way "
+				    "node at %llu", (unsigned long long)m->id, i,
+				    FSLOTS(pc), (unsigned long long)n->base);
+	}
 	for (unsigned k = 0; k < PC_NMARKS; k++) {
 		uint64_t past = FSLOTS(pc) >= 64 ? 0 : n->marks[k] >> FSLOTS(pc);
 
@@ -422,6 +438,9 @@ int pc_audit(struct pcache *pc)
 				BAD(pc, "map %llu: empty but counts %llu pages",
 				    (unsigned long long)m->id,
 				    (unsigned long long)m->nrpages);
+			if (m->hint)
+				BAD(pc, "map %llu: empty but its lookup hint "
+				    "names a leaf", (unsigned long long)m->id);
 			continue;
 		}
 		if (r->parent || r->base)
@@ -434,6 +453,9 @@ int pc_audit(struct pcache *pc)
 		err = audit_node(pc, m, r, &mt);
 		if (err)
 			return err;
+		if (m->hint && !mt.hint_seen)
+			BAD(pc, "map %llu: its lookup hint names no leaf of it",
+			    (unsigned long long)m->id);
 		if (mt.pages != m->nrpages || mt.values != m->nrshadows)
 			BAD(pc, "map %llu: counts %llu pages, %llu shadows; holds "
 			    "%llu, %llu", (unsigned long long)m->id,

@@ -69,6 +69,8 @@ struct pc_map {
 	struct pc_node *root;
 	uint64_t id;
 	uint64_t nrpages, nrshadows;
+	struct pc_node *hint;        /* the leaf the last page lookup reached
+					(pci_walk_hinted); NULL once freed  */
 };
 
 struct pcache {

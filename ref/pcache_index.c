@@ -108,6 +108,8 @@ void pci_shadow_update(struct pcache *pc, struct pc_node *n)
 
 static void node_free(struct pcache *pc, struct pc_node *n)
 {
+	if (n->map && n->map->hint == n)
+		n->map->hint = NULL;
 	if (n->on_shadow_list) {
 		link_del(&n->shadow);
 		pc->nshadow_nodes--;
@@ -279,6 +281,28 @@ int pci_walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 		pci_shadow_update(pc, n);
 		n = child;
 	}
+}
+
+/*
+ * A leaf's range never changes while it lives (a new root goes above the
+ * old one, a shrink frees only nodes above), and node_free forgets a
+ * freed leaf, so a hint that holds index is the leaf a walk would reach.
+ */
+int pci_walk_hinted(struct pcache *pc, struct pc_map *m, uint64_t index,
+		    bool create, struct pc_node **leaf)
+{
+	struct pc_node *h = m->hint;
+	int err;
+
+	if (h && index - h->base <= FMASK(pc)) {
+		pc->ctr->pc_node_visits++;
+		*leaf = h;
+		return 0;
+	}
+	err = pci_walk(pc, m, index, create, leaf);
+	if (*leaf)
+		m->hint = *leaf;
+	return err;
 }
 
 uintptr_t pc_load(struct pcache *pc, struct pc_map *m, uint64_t index)

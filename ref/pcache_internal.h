@@ -50,6 +50,10 @@ static inline void link_add(struct pc_link *head, struct pc_link *l)
 /* The leaf of index, creating the path when create (else *leaf NULL). */
 int  pci_walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 	      bool create, struct pc_node **leaf);
+/* The same for page lookups: the leaf of the map's last one, when it
+ * holds index, without a walk (one node entered); else pci_walk. */
+int  pci_walk_hinted(struct pcache *pc, struct pc_map *m, uint64_t index,
+		     bool create, struct pc_node **leaf);
 /* Put e in slot off of leaf n: counts, the map's totals, the shadow-node
  * list; init re-initialises the slot's marks.  The caller frees a node
  * this empties. */

@@ -784,6 +784,50 @@ TEST(pcache_audit_catches_entries_and_marks_past_a_small_fanout)
 	eng_close(&g);
 }
 
+/*
+ * A page lookup starts at the leaf its map's last one reached (the hint):
+ * the hint is the leaf of the last page read, a freed leaf is forgotten,
+ * and the audit finds a hint that names no leaf of its map.  4-slot nodes:
+ * pages 0..7 in two leaves.
+ */
+TEST(pcache_lookup_hint_follows_its_leaf)
+{
+	struct eng g;
+	uint64_t a, b;
+	uint8_t buf[8 * BS];
+	struct pc_map *ma, *mb;
+
+	CHECK_OK(eng_open(&g, "pagecache=16,pagecache_shift=2"));
+	CHECK_OK(ref_create(g.fs, "a", &a));
+	CHECK_OK(ref_create(g.fs, "b", &b));
+	CHECK_OK(put(g.fs, a, 0, 8 * BS, 0));
+	CHECK_OK(put(g.fs, b, 0, 8 * BS, 0));
+	CHECK_OK(ref_fsync(g.fs, a));
+	CHECK_OK(ref_fsync(g.fs, b));
+	CHECK_EQ(ref_pread(g.fs, a, buf, BS, 5 * BS), BS);
+	ma = pc_map_of(g.fs->pc, a);
+	mb = pc_map_of(g.fs->pc, b);
+	CHECK(ma->hint && ma->hint->shift == 0 && ma->hint->base == 4);
+	CHECK_EQ(ref_pread(g.fs, a, buf, BS, 1 * BS), BS);
+	CHECK(ma->hint && ma->hint->base == 0);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* the leaf of pages 0..3 is freed: the hint goes with it */
+	CHECK_OK(ref_truncate(g.fs, a, 0));
+	CHECK(ma->hint == NULL);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* a hint naming another map's leaf is caught */
+	CHECK_EQ(ref_pread(g.fs, b, buf, BS, 0), BS);
+	CHECK_EQ(ref_pread(g.fs, a, buf, BS, 0), 0);
+	CHECK_OK(put(g.fs, a, 0, 8 * BS, 0));
+	CHECK_EQ(ref_pread(g.fs, a, buf, BS, 0), BS);
+	CHECK(ma->hint && mb->hint && ma->hint != mb->hint);
+	ma->hint = mb->hint;
+	CHECK(audit_says(g.fs, "lookup hint names no leaf of it"));
+	ma->hint = NULL;
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
 TEST(pcache_audit_catches_wrong_entry_and_value_counts)
 {
 	struct eng g;
