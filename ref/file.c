@@ -197,10 +197,8 @@ static int64_t write_delayed(struct ref_fs *fs, struct ref_inode *ip,
 		if (e.state != BMAP_HOLE) {
 			r = file_write_through(fs, ip, buf + (pos - off),
 					       wend - pos, pos, false);
-			if (r < 0) /* perhaps its commit: not recorded */
-				return r;
-			if (r == 0) {
-				err = -EIO;
+			if (r <= 0) {
+				err = r ? (int)r : -EIO;
 				break;
 			}
 			pos += (uint64_t)r;
@@ -215,8 +213,8 @@ static int64_t write_delayed(struct ref_fs *fs, struct ref_inode *ip,
 			err = set_size_and_log(fs, ip, wend);
 			if (!err)
 				err = tx_maybe_roll(fs);
-			if (err)
-				return err; /* not recorded: as file_write_through */
+			if (err) /* not counted, as in file_write_through */
+				break;
 		}
 		pos = wend; /* unchanged: writeback made room, look again */
 	}
@@ -260,8 +258,7 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			   const uint8_t *buf, uint64_t len, uint64_t off,
 			   bool from_cache)
 {
-	uint64_t pos = off, end = off + len;
-	bool logged = true; /* no commit step failed */
+	uint64_t pos = off, end = off + len, reached = off;
 	int err = 0;
 
 	if (file_zoned(fs, ip)) { /* appended, never in place (zoned.c) */
@@ -272,7 +269,7 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		return r;
 	}
 	while (pos < end) {
-		uint64_t fb = pos >> fs->bshift;
+		uint64_t step = pos, fb = pos >> fs->bshift;
 		uint64_t lastfb = (end - 1) >> fs->bshift;
 		struct ref_extent e;
 		uint64_t n, blk;
@@ -329,7 +326,7 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		if (!dirtied && !from_cache) /* cached pages follow */
 			pcache_write(fs, ip, pos, min64(end, (fb + n) << fs->bshift),
 				     (const uint8_t *)buf + (pos - off), false);
-		pos = min64(end, (fb + n) << fs->bshift);
+		pos = reached = min64(end, (fb + n) << fs->bshift);
 		/* an overwrite inside EOF changes no metadata at all (but
 		 * journaled data fills the transaction) */
 		if (e.state != 0 || pos > ip->size ||
@@ -337,23 +334,25 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			err = set_size_and_log(fs, ip, pos);
 			if (!err)
 				err = tx_maybe_roll(fs);
-			if (err) {
-				logged = false;
+			if (err) { /* this step is not counted */
+				pos = step;
 				break;
 			}
 		}
 	}
-	if (fs->rl && pos > off) { /* the write is done: end-COW (cow.c) */
+	/* the write is done: end-COW (cow.c) of every block it wrote */
+	if (fs->rl && reached > off) {
 		int end_err = cow_end(fs, ip, off >> fs->bshift,
-				      fs_blocks_roundup(fs, pos) - (off >> fs->bshift));
+				      fs_blocks_roundup(fs, reached) -
+				      (off >> fs->bshift));
 
 		if (end_err)
 			return end_err;
 	}
-	/* A step that cannot be recorded fails the write, as end-COW does:
-	 * a count would say that bytes are written which the filesystem
-	 * cannot commit.  Else a short write, as POSIX has it. */
-	if (pos > off && logged)
+	/* A short write, as POSIX has it: a step whose commit step failed
+	 * is not in the count (the write fails when it was the first), so
+	 * a caller that writes the rest meets the error. */
+	if (pos > off)
 		return (int64_t)(pos - off);
 	return err;
 }
