@@ -154,8 +154,12 @@ static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
 
 		if (ci >= f->nchunk)
 			return;
-		if (f->chunk[ci])
+		if (f->chunk[ci] && n == CHUNK) { /* a chunk not there is zeros */
+			park_free(f->chunk[ci], CHUNK);
+			f->chunk[ci] = NULL;
+		} else if (f->chunk[ci]) {
 			memset(f->chunk[ci] + co, 0, n);
+		}
 		off += n;
 		len -= n;
 	}
