@@ -600,8 +600,9 @@ void pcache_unmount(struct ref_fs *fs)
 	fs->pc = NULL;
 }
 
-/* The page at block fb, read in (or made) when missing; the caller reads
- * on up to block upto (read_block). */
+/* The page at block fb, read in when missing (fill; the caller reads on
+ * up to block upto, read_block), or made for a caller that writes every
+ * byte of it next (!fill: neither read nor zeroed). */
 static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		    uint64_t upto, struct ref_extent *e, bool fill,
 		    struct pc_page **out)
@@ -619,11 +620,8 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	err = pc_add_page(pc, m, fb, out);
 	if (err)
 		return err;
-	if (!fill) {
-		if (!pc->nodata)
-			memset((*out)->data, 0, fs->bs);
+	if (!fill) /* cache_write copies the whole block over it */
 		return 0;
-	}
 	err = read_block(fs, ip, fb, upto, e, (*out)->data);
 	if (err) {
 		pc_remove_page(pc, *out);
