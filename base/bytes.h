@@ -26,4 +26,18 @@ static inline void put16(void *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void put32(void *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void put64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 
+/* The index of the first byte of p[0, n) that is not zero, or n: a word
+ * at a time, then the word's bytes. */
+static inline size_t bytes_first_nonzero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i = 0;
+
+	while (i + 8 <= n && get64(b + i) == 0)
+		i += 8;
+	while (i < n && b[i] == 0)
+		i++;
+	return i;
+}
+
 #endif

@@ -472,7 +472,7 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 
 	bad->off = UINT64_MAX;
 	while (pos < end) {
-		uint64_t fb = pos >> fs->bshift, n, devoff;
+		uint64_t fb = pos >> fs->bshift, n, devoff, k;
 		struct ref_extent e;
 		int err = bmap_lookup(fs, ip, fb, &e);
 
@@ -480,22 +480,22 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 			return err;
 		if (ext_compressed(&e)) {
 			/* writeback compresses zeroes past EOF: check them */
+			const uint8_t *at = fs->scratch + (pos & (fs->bs - 1));
+
 			n = min64(end, (fb + 1) << fs->bshift) - pos;
 			err = compr_read_block(fs, ip, &e, fb, fs->scratch);
-			for (uint64_t k = 0; !err && k < n; k++)
-				if (fs->scratch[(pos & (fs->bs - 1)) + k]) {
-					*bad = (struct tail_bad){ pos + k,
-						fs->scratch[(pos & (fs->bs - 1)) + k] };
-					if (!fix)
-						return 0;
-					ref_report(fs, "inode %llu: compressed "
-						   "extent holds byte %#x past "
-						   "EOF", (unsigned long long)ip->ino,
-						   bad->byte);
-					return -EFSCORRUPTED;
-				}
 			if (err)
 				return err;
+			k = bytes_first_nonzero(at, (size_t)n);
+			if (k < n) {
+				*bad = (struct tail_bad){ pos + k, at[k] };
+				if (!fix)
+					return 0;
+				ref_report(fs, "inode %llu: compressed extent "
+					   "holds byte %#x past EOF",
+					   (unsigned long long)ip->ino, bad->byte);
+				return -EFSCORRUPTED;
+			}
 			pos += n;
 			continue;
 		}
@@ -511,19 +511,17 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 		err = fdata_read(fs, ip, devoff, fs->scratch, n);
 		if (err)
 			return err;
-		for (uint64_t k = 0; k < n; k++) {
-			if (!fs->scratch[k])
-				continue;
-			if (!fix) {
-				*bad = (struct tail_bad){ pos + k, fs->scratch[k] };
-				return 0;
-			}
+		k = bytes_first_nonzero(fs->scratch, (size_t)n);
+		if (k < n && !fix) {
+			*bad = (struct tail_bad){ pos + k, fs->scratch[k] };
+			return 0;
+		}
+		if (k < n) {
 			err = file_zoned(fs, ip) ?
 			      zoned_zero_written(fs, ip, pos, pos + n, NULL) :
 			      zero_write(fs, ip, devoff, n);
 			if (err)
 				return err;
-			break;
 		}
 		pos += n;
 	}

@@ -59,6 +59,27 @@ TEST(put_then_get_round_trips_the_extremes)
 	}
 }
 
+/* Every length 0..40 at every alignment 0..7, one non-zero byte at
+ * every place (and none): the first is found, never a later one. */
+TEST(first_nonzero_finds_the_first_at_every_place_and_alignment)
+{
+	uint8_t b[48];
+
+	for (size_t a = 0; a < 8; a++)
+		for (size_t n = 0; n + a <= 40; n++)
+			for (size_t at = 0; at <= n; at++) {
+				memset(b, 0, sizeof(b));
+				if (at < n)
+					b[a + at] = (uint8_t)(1 + at);
+				b[a + n] = 0xff; /* past the end: never seen */
+				if (at + 1 < n)
+					b[a + n - 1] = 0x80; /* a later one */
+				CHECK_MSG(bytes_first_nonzero(b + a, n) == at,
+					  "align %zu, %zu bytes, non-zero at %zu: %zu",
+					  a, n, at, bytes_first_nonzero(b + a, n));
+			}
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);
