@@ -851,13 +851,14 @@ static int audit_file(struct ref_fs *fs, struct ref_inode *ip,
 	e = pc_load(pc, m, eof - 1);
 	if (pc_is_page(e) && (ip->size & (fs->bs - 1)) && !pc->nodata) {
 		uint32_t bo = (uint32_t)(ip->size & (fs->bs - 1));
+		uint32_t k = bo + (uint32_t)bytes_first_nonzero(
+			to_page(e)->data + bo, fs->bs - bo);
 
-		for (uint32_t k = bo; k < fs->bs; k++)
-			if (to_page(e)->data[k])
-				BAD(pc, "inode %llu: cached byte %llu past EOF is "
-				    "%#x", (unsigned long long)ip->ino,
-				    (unsigned long long)(ip->size - bo + k),
-				    to_page(e)->data[k]);
+		if (k < fs->bs)
+			BAD(pc, "inode %llu: cached byte %llu past EOF is %#x",
+			    (unsigned long long)ip->ino,
+			    (unsigned long long)(ip->size - bo + k),
+			    to_page(e)->data[k]);
 	}
 	for (unsigned k = PC_WRITEBACK; k < PC_NMARKS; k++)
 		for (idx = 0; pc_find_marked(pc, m, &idx, k); idx++)

@@ -828,6 +828,38 @@ TEST(pcache_lookup_hint_follows_its_leaf)
 	eng_close(&g);
 }
 
+/* The cached tail page past EOF reads as zero: a byte there is caught,
+ * the first one, wherever it lies in the page. */
+TEST(pcache_audit_catches_a_cached_byte_past_eof)
+{
+	struct eng g;
+	uint64_t ino;
+	uint8_t buf[BS];
+	struct pc_map *m;
+	struct pc_page *p;
+	char want[96];
+
+	CHECK_OK(eng_open(&g, "pagecache=16"));
+	CHECK_OK(ref_create(g.fs, "a", &ino));
+	CHECK_OK(put(g.fs, ino, 0, BS + 100, 0));
+	CHECK_EQ(ref_pread(g.fs, ino, buf, BS, BS), 100);
+	m = pc_map_of(g.fs->pc, ino);
+	p = pc_find_page(g.fs->pc, m, 1);
+	CHECK(p != NULL);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	for (unsigned at = 100; at < BS; at += 397) {
+		p->data[BS - 1] = 0x11; /* a later one, not named */
+		p->data[at] = 0x5a;
+		snprintf(want, sizeof(want), "cached byte %u past EOF is 0x5a",
+			 BS + at);
+		CHECK_MSG(audit_says(g.fs, want), "byte %u planted", at);
+		p->data[at] = 0;
+		p->data[BS - 1] = 0;
+	}
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
+}
+
 TEST(pcache_audit_catches_wrong_entry_and_value_counts)
 {
 	struct eng g;
