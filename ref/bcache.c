@@ -114,7 +114,9 @@ static int hash_grow(struct ref_fs *fs)
 
 int bcache_init(struct ref_fs *fs, size_t cache_max)
 {
-	fs->hsize = 1024;
+	/* small: it doubles as buffers come (cache_insert), and a mount of
+	 * a fuzz input holds a few dozen */
+	fs->hsize = 64;
 	fs->htab = calloc(fs->hsize, sizeof(*fs->htab));
 	if (!fs->htab)
 		return -ENOMEM;

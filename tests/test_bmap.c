@@ -256,6 +256,41 @@ TEST(nodes_keep_out_of_a_file_written_in_order)
 	hw_close(d);
 }
 
+/*
+ * The buffer cache's hash starts small and doubles as buffers come: a
+ * read of 1,024 one-block records after a remount holds some 500
+ * buffers (tree nodes, bitmaps, inode blocks), eight times the first
+ * size, and every one is found (the bytes read back are the bytes
+ * written).
+ */
+TEST(the_buffer_hash_grows_and_finds_every_node)
+{
+	static uint8_t buf[1024 * 512], back[1024 * 512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	size_t first;
+	uint64_t ino;
+
+	CHECK(fs);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13 + (i >> 9));
+	CHECK(map_in_a_row(fs, "f", 1024, &ip) == 0);
+	CHECK_EQ(ref_pwrite(fs, ip->ino, buf, sizeof(buf), 0),
+		 (int64_t)sizeof(buf));
+	CHECK_OK(ref_unmount(fs));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	first = fs->hsize;
+	CHECK_OK(ref_lookup(fs, "f", &ino));
+	CHECK_EQ(ref_pread(fs, ino, back, sizeof(back), 0), (int64_t)sizeof(back));
+	CHECK_MEM(back, buf, sizeof(buf));
+	CHECK_MSG(fs->hsize > first, "hash of %zu buckets for %zu buffers",
+		  fs->hsize, fs->nbufs);
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
 struct nodes {
 	uint64_t blk[256];
 	unsigned n;
