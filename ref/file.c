@@ -512,11 +512,11 @@ int file_scan_eof_tail(struct ref_fs *fs, struct ref_inode *ip, bool fix,
 		if (err)
 			return err;
 		k = bytes_first_nonzero(fs->scratch, (size_t)n);
-		if (k < n && !fix) {
-			*bad = (struct tail_bad){ pos + k, fs->scratch[k] };
-			return 0;
-		}
 		if (k < n) {
+			if (!fix) {
+				*bad = (struct tail_bad){ pos + k, fs->scratch[k] };
+				return 0;
+			}
 			err = file_zoned(fs, ip) ?
 			      zoned_zero_written(fs, ip, pos, pos + n, NULL) :
 			      zero_write(fs, ip, devoff, n);

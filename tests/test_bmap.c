@@ -176,6 +176,33 @@ TEST(lookup_run_joins_the_records_that_continue_on_the_device)
 }
 
 /*
+ * n one-block records in a row (map_in_a_row) written with buf's n
+ * blocks, then an unmount and a mount (nothing cached): the file's inode
+ * number, and the height its tree had.
+ */
+static int written_in_a_row(struct hw_dev *d, struct ref_fs **fs,
+			    const uint8_t *buf, unsigned n, uint64_t *ino,
+			    unsigned *levels)
+{
+	struct ref_inode *ip;
+	int64_t want = (int64_t)n * 512;
+	int err;
+
+	if (map_in_a_row(*fs, "f", n, &ip))
+		return -1;
+	*levels = ip->root.levels;
+	HCHECK(ref_pwrite(*fs, ip->ino, buf, (uint64_t)want, 0) == want,
+	       "pwrite of %u blocks", n);
+	err = ref_unmount(*fs);
+	HCHECK(err == 0, "unmount: %d", err);
+	err = ref_mount(d, NULL, fs);
+	HCHECK(err == 0, "mount: %d", err);
+	err = ref_lookup(*fs, "f", ino);
+	HCHECK(err == 0, "lookup: %d", err);
+	return 0;
+}
+
+/*
  * Reading a file mapped a block a record costs a descent a run, not a
  * descent a block: after a remount (nothing cached), a read of 256
  * blocks in a row visits fewer B+tree nodes than there are blocks (a
@@ -187,19 +214,14 @@ TEST(a_read_of_one_block_records_descends_once_a_run)
 	static uint8_t buf[256 * 512], back[256 * 512];
 	struct hw_dev *d;
 	struct ref_fs *fs = mount_maxext1(&d);
-	struct ref_inode *ip;
 	uint64_t ino, v0, visits;
+	unsigned levels;
 
 	CHECK(fs);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + (i >> 9));
-	CHECK(map_in_a_row(fs, "f", 256, &ip) == 0);
-	CHECK(ip->root.levels >= 4);
-	CHECK_EQ(ref_pwrite(fs, ip->ino, buf, sizeof(buf), 0),
-		 (int64_t)sizeof(buf));
-	CHECK_OK(ref_unmount(fs));
-	CHECK_OK(ref_mount(d, NULL, &fs));
-	CHECK_OK(ref_lookup(fs, "f", &ino));
+	CHECK(written_in_a_row(d, &fs, buf, 256, &ino, &levels) == 0);
+	CHECK(levels >= 4);
 	v0 = ref_counters(fs)->bt.node_visits;
 	CHECK_EQ(ref_pread(fs, ino, back, sizeof(back), 0), (int64_t)sizeof(back));
 	visits = ref_counters(fs)->bt.node_visits - v0;
@@ -268,20 +290,15 @@ TEST(the_buffer_hash_grows_and_finds_every_node)
 	static uint8_t buf[1024 * 512], back[1024 * 512];
 	struct hw_dev *d;
 	struct ref_fs *fs = mount_maxext1(&d);
-	struct ref_inode *ip;
-	size_t first;
 	uint64_t ino;
+	unsigned levels;
+	size_t first;
 
 	CHECK(fs);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 13 + (i >> 9));
-	CHECK(map_in_a_row(fs, "f", 1024, &ip) == 0);
-	CHECK_EQ(ref_pwrite(fs, ip->ino, buf, sizeof(buf), 0),
-		 (int64_t)sizeof(buf));
-	CHECK_OK(ref_unmount(fs));
-	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK(written_in_a_row(d, &fs, buf, 1024, &ino, &levels) == 0);
 	first = fs->hsize;
-	CHECK_OK(ref_lookup(fs, "f", &ino));
 	CHECK_EQ(ref_pread(fs, ino, back, sizeof(back), 0), (int64_t)sizeof(back));
 	CHECK_MEM(back, buf, sizeof(buf));
 	CHECK_MSG(fs->hsize > first, "hash of %zu buckets for %zu buffers",
