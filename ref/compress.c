@@ -55,6 +55,7 @@ void compr_stop_workers(struct delalloc *da)
 
 void compr_free_scratch(struct delalloc *da)
 {
+	compr_forget_checked(da);
 	free(da->zbuf);
 	free(da->cbuf);
 #if HAVE_ZSTD
@@ -91,20 +92,13 @@ static size_t compress_piece(struct ref_fs *fs, struct delalloc *da,
 }
 #endif
 
-/* The bytes of compressed extent e, decoded into da->cbuf. */
-static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
-			 const struct ref_extent *e)
+/* The frame of compressed extent e, its plen device blocks, in da->buf. */
+static int read_frame(struct ref_fs *fs, const struct ref_inode *ip,
+		      const struct ref_extent *e, struct delalloc *da)
 {
-	struct delalloc *da;
-	uint64_t plen = ext_plen(e), want = e->len << fs->bshift;
-	int err = da_get(fs, &da);
+	uint64_t plen = ext_plen(e);
+	int err;
 
-	if (err)
-		return err;
-	if (da->c_valid && da->c_ino == ip->ino && da->c_off == e->fileoff &&
-	    da->c_blk == e->startblk && da->c_state == e->state)
-		return 0;
-	da->c_valid = false;
 	if (plen == 0 || plen >= e->len || (plen << fs->bshift) > DA_BUF) {
 		ref_report(fs, "inode %llu: compressed extent at file block %llu: "
 			   "%llu device blocks for %llu", (unsigned long long)ip->ino,
@@ -112,6 +106,19 @@ static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
 			   (unsigned long long)e->len);
 		return -EFSCORRUPTED;
 	}
+	err = fdata_read(fs, ip, e->startblk << fs->bshift, da->buf,
+			 plen << fs->bshift);
+	if (!err)
+		fs->ctr.data_bytes_read += plen << fs->bshift;
+	return err;
+}
+
+/* The frame in da->buf decoded into da->cbuf: e's len blocks exactly. */
+static int decode_frame(struct ref_fs *fs, const struct ref_inode *ip,
+			const struct ref_extent *e, struct delalloc *da)
+{
+	uint64_t want = e->len << fs->bshift;
+
 	if (da->ccap < want) {
 		uint8_t *nb = realloc(da->cbuf, want);
 
@@ -120,21 +127,17 @@ static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
 		da->cbuf = nb;
 		da->ccap = want;
 	}
-	err = fdata_read(fs, ip, e->startblk << fs->bshift, da->buf,
-			 plen << fs->bshift);
-	if (err)
-		return err;
-	fs->ctr.data_bytes_read += plen << fs->bshift;
 #if HAVE_ZSTD
 	{
 		size_t fsz = ZSTD_findFrameCompressedSize(da->buf,
-							  plen << fs->bshift);
+							  ext_plen(e) << fs->bshift);
 		size_t r = 0;
 
 		if (!da->dctx)
 			da->dctx = ZSTD_createDCtx();
 		if (!da->dctx)
 			return -ENOMEM;
+		da->decodes++;
 		if (!ZSTD_isError(fsz))
 			r = ZSTD_decompressDCtx(da->dctx, da->cbuf, want, da->buf,
 						fsz);
@@ -149,11 +152,96 @@ static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
 			return -EFSCORRUPTED;
 		}
 	}
+	return 0;
 #else
+	(void)da;
 	ref_report(fs, "inode %llu: a compressed extent, and this build has no "
 		   "compression library", (unsigned long long)ip->ino);
 	return -EOPNOTSUPP;
 #endif
+}
+
+static struct da_checked *checked_slot(struct delalloc *da, uint64_t blk)
+{
+	return &da->checked[(blk * 0x9e3779b97f4a7c15ull) >> 59];
+}
+
+/* Has the frame in da->buf (e's) decoded to e's length before? */
+static bool checked_before(const struct ref_fs *fs, struct delalloc *da,
+			   const struct ref_extent *e)
+{
+	const struct da_checked *k = checked_slot(da, e->startblk);
+	size_t bytes = (size_t)(ext_plen(e) << fs->bshift);
+
+	return k->frame && k->bytes == bytes &&
+	       k->want == e->len << fs->bshift &&
+	       memcmp(k->frame, da->buf, bytes) == 0;
+}
+
+/* Keep a copy of the frame in da->buf, just decoded to e's length (when
+ * there is no memory for it, the next audit decodes it again). */
+static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
+			 const struct ref_extent *e)
+{
+	struct da_checked *k = checked_slot(da, e->startblk);
+	size_t bytes = (size_t)(ext_plen(e) << fs->bshift);
+
+	if (k->cap < bytes) {
+		uint8_t *nb = realloc(k->frame, bytes);
+
+		if (!nb) {
+			k->bytes = 0;
+			return;
+		}
+		k->frame = nb;
+		k->cap = bytes;
+	}
+	memcpy(k->frame, da->buf, bytes);
+	k->blk = e->startblk;
+	k->want = e->len << fs->bshift;
+	k->bytes = bytes;
+}
+
+uint64_t compr_decodes(const struct ref_fs *fs)
+{
+	return fs->da ? fs->da->decodes : 0;
+}
+
+void compr_forget_checked(struct delalloc *da)
+{
+	for (unsigned i = 0; i < DA_CHECKED; i++)
+		free(da->checked[i].frame);
+	memset(da->checked, 0, sizeof(da->checked));
+}
+
+/*
+ * The bytes of compressed extent e, decoded into da->cbuf; for the
+ * audit (audit), only whether they decode: a frame whose very bytes
+ * decoded to this length before (checked_before) is not decoded again.
+ */
+static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
+			 const struct ref_extent *e, bool audit)
+{
+	struct delalloc *da;
+	int err = da_get(fs, &da);
+
+	if (err)
+		return err;
+	/* the bytes decoded last serve a read; the audit reads the frame */
+	if (!audit && da->c_valid && da->c_ino == ip->ino &&
+	    da->c_off == e->fileoff && da->c_blk == e->startblk &&
+	    da->c_state == e->state)
+		return 0;
+	err = read_frame(fs, ip, e, da);
+	if (err)
+		return err;
+	if (audit && checked_before(fs, da, e))
+		return 0;
+	da->c_valid = false;
+	err = decode_frame(fs, ip, e, da);
+	if (err)
+		return err;
+	keep_checked(fs, da, e);
 	da->c_ino = ip->ino;
 	da->c_off = e->fileoff;
 	da->c_blk = e->startblk;
@@ -165,7 +253,7 @@ static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
 int compr_read_block(struct ref_fs *fs, const struct ref_inode *ip,
 		     const struct ref_extent *e, uint64_t fb, uint8_t *out)
 {
-	int err = decode_extent(fs, ip, e);
+	int err = decode_extent(fs, ip, e, false);
 
 	if (!err)
 		memcpy(out, fs->da->cbuf + ((fb - e->fileoff) << fs->bshift),
@@ -176,7 +264,7 @@ int compr_read_block(struct ref_fs *fs, const struct ref_inode *ip,
 int compr_check(struct ref_fs *fs, const struct ref_inode *ip,
 		const struct ref_extent *e)
 {
-	return decode_extent(fs, ip, e);
+	return decode_extent(fs, ip, e, true);
 }
 
 int compr_partial(struct ref_fs *fs, const struct ref_inode *ip,
@@ -236,7 +324,7 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 	unsigned np = 0;
 	uint64_t done = 0;
 	uint8_t *bytes;
-	int err = decode_extent(fs, ip, e);
+	int err = decode_extent(fs, ip, e, false);
 
 	if (err)
 		return err;

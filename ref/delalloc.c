@@ -32,9 +32,10 @@
 
 /*
  * A delalloc state's scratch (its DA_BUF piece buffer, the frame and
- * decode buffers, the compression contexts) outlives its mount: unmount
- * parks the state here and the next da_get of any filesystem in the
- * process takes it back.  A process that mounts for every input (the
+ * decode buffers, the compression contexts; not the frames the audit
+ * found decoding, which are freed) outlives its mount: unmount parks the
+ * state here and the next da_get of any filesystem in the process takes
+ * it back.  A process that mounts for every input (the
  * fuzz targets: two engines each) would otherwise map, fault and unmap
  * a megabyte or more per input, which under ASan was a seventh of the
  * `diff` target's time.  Parked buffers are poisoned (base/poison.h), so
@@ -119,6 +120,7 @@ void da_unmount(struct ref_fs *fs)
 	/* the workers go; da keeps only its scratch, all else as calloc
 	 * left it, and is parked if a slot is free */
 	compr_stop_workers(da);
+	compr_forget_checked(da);
 	*da = (struct delalloc){ .buf = da->buf, .zbuf = da->zbuf,
 				 .zcap = da->zcap, .cbuf = da->cbuf,
 				 .ccap = da->ccap,

@@ -46,6 +46,20 @@ struct da_slot {
 	int level;
 };
 
+/*
+ * A frame the audit found decoding to its extent's length (compr_check),
+ * kept as a copy of its bytes: the decode is a function of those bytes
+ * and that length alone, so the same bytes met again give the same
+ * answer without decoding.  DA_CHECKED of them, a slot by device block.
+ */
+#define DA_CHECKED 32
+struct da_checked {
+	uint64_t blk;                /* where it was (picks the slot)     */
+	uint64_t want;               /* the bytes it decoded to           */
+	size_t bytes, cap;           /* its length; frame's room          */
+	uint8_t *frame;
+};
+
 /* A set of slots in flight, and the workers' contexts (one each). */
 struct da_batch {
 	struct da_slot *set;
@@ -64,6 +78,9 @@ struct delalloc {
 	bool c_valid;
 	uint8_t *cbuf;       /* DA_PIECE or more: its bytes                */
 	size_t ccap;
+	/* this mount's frames known to decode (compr_check) */
+	struct da_checked checked[DA_CHECKED];
+	uint64_t decodes;            /* frames decoded this mount          */
 #if HAVE_ZSTD
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
@@ -113,6 +130,8 @@ int  compr_write_run(struct ref_fs *fs, struct ref_inode *ip,
 /* Free the compression workers of da: the pool, their slots and
  * contexts (da's own scratch stays). */
 void compr_stop_workers(struct delalloc *da);
+/* Forget the frames compr_check found decoding (at unmount). */
+void compr_forget_checked(struct delalloc *da);
 /* Free da's own compression scratch: the frame and decode buffers and
  * the contexts. */
 void compr_free_scratch(struct delalloc *da);

@@ -559,6 +559,45 @@ TEST(fsck_catches_a_compressed_frame_that_does_not_decode)
 	free(buf);
 }
 
+/* The last compressed extent of a file (ref_bmap's callback). */
+static int last_compressed(void *arg, const struct ref_extent *e)
+{
+	if (e->state & REF_EXT_COMPRESSED)
+		*(struct ref_extent *)arg = *e;
+	return 0;
+}
+
+/*
+ * The audit decodes a compressed frame once a mount: a frame whose bytes
+ * are those that decoded to its length before is not decoded again, and
+ * one whose bytes changed is, even the frame decoded last (the bytes a
+ * read would take from memory): junk over it fails the audit.
+ */
+TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
+{
+	struct ref_extent e = { 0 };
+	uint8_t *buf, junk[BS];
+	uint64_t ino, first;
+	struct dfs z;
+
+	NEED_COMPRESSION();
+	buf = mixed_file(&z, &ino);
+	CHECK(buf);
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	first = compr_decodes(z.fs);
+	CHECK(first >= 8); /* a mebibyte compressed: 128 KiB a frame */
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	CHECK_EQ(compr_decodes(z.fs), first);
+	CHECK_OK(ref_bmap(z.fs, ino, last_compressed, &e));
+	CHECK(e.state & REF_EXT_COMPRESSED);
+	fill(junk, sizeof(junk), 8, 0);
+	CHECK_OK(hw_write(z.dev, e.startblk * BS, junk, BS, 0));
+	CHECK_EQ(ref_audit(z.fs, quiet, NULL), -EFSCORRUPTED);
+	CHECK_EQ(compr_decodes(z.fs), first + 1);
+	d_close(&z);
+	free(buf);
+}
+
 /*
  * A flag change writes the file's delayed pages back first, under the old
  * flags; when that makes compressed extents, the file must still know it
