@@ -500,9 +500,38 @@ static int stall_if_full(struct checker *c, int i, int src, unsigned f)
 /* How another target takes a file from target src (take_files). */
 enum take_step {
 	TAKE_CLEAR,     /* emptied (target_clear_file)                      */
-	TAKE_COPY,      /* copied whole (target_copy_file)                  */
+	TAKE_COPY,      /* copied whole (target_copy_file_n)                */
 	TAKE_MATCH,     /* written only where it differs (target_match_file) */
 };
+
+/*
+ * Target src's file f taken by every other target: 0, or the error and
+ * in *who the target that failed.  A copy reads src once for all of
+ * them (target_copy_file_n).
+ */
+static int take_one(struct checker *c, int src, unsigned f,
+		    enum take_step step, int *who)
+{
+	struct target *dst[TARGET_MAX], *from = c->t[src];
+	int idx[TARGET_MAX], n = 0, failed = 0, ret = 0;
+
+	for (int i = 0; i < c->n; i++) {
+		if (i == src)
+			continue;
+		idx[n] = i;
+		dst[n++] = c->t[i];
+	}
+	if (step == TAKE_COPY && n)
+		ret = target_copy_file_n(dst, n, from, f, c->wbuf, c->chunk,
+					 &failed);
+	for (int k = 0; k < n && !ret && step != TAKE_COPY; k++) {
+		ret = step == TAKE_CLEAR ? target_clear_file(dst[k], f) :
+		      target_match_file(dst[k], from, f, c->wbuf, c->chunk);
+		failed = k;
+	}
+	*who = n ? idx[failed] : src;
+	return ret;
+}
 
 /*
  * One step of every other target taking the files in mask from target
@@ -517,29 +546,20 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 {
 	*stop = 1;
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+		char eb[32];
+		int i, ret;
+
 		if (!(mask & (1u << f)))
 			continue;
-		for (int i = 0; i < c->n; i++) {
-			struct target *t = c->t[i], *from = c->t[src];
-			char eb[32];
-			int ret;
-
-			if (i == src)
-				continue;
-			ret = step == TAKE_CLEAR ? target_clear_file(t, f) :
-			      step == TAKE_COPY ?
-			      target_copy_file(t, from, f, c->wbuf, c->chunk) :
-			      target_match_file(t, from, f, c->wbuf, c->chunk);
-			if (ret == -ENOSPC && stall_if_full(c, i, src, f))
-				return c->stalled ? 0 : c->status;
-			if (ret)
-				return check_fail(c, CHECK_ERRNO, i, f, NULL,
-						  NULL, 0, 0,
-						  "%s %s's %s %s failed: %s",
-						  verb, from->name,
-						  op_file_name(&c->log, f), why,
-						  errstr(ret, eb, sizeof(eb)));
-		}
+		ret = take_one(c, src, f, step, &i);
+		if (ret == -ENOSPC && stall_if_full(c, i, src, f))
+			return c->stalled ? 0 : c->status;
+		if (ret)
+			return check_fail(c, CHECK_ERRNO, i, f, NULL, NULL, 0, 0,
+					  "%s %s's %s %s failed: %s", verb,
+					  c->t[src]->name,
+					  op_file_name(&c->log, f), why,
+					  errstr(ret, eb, sizeof(eb)));
 	}
 	*stop = 0;
 	return 0;

@@ -438,26 +438,56 @@ static int write_runs(struct target *dst, unsigned file, uint64_t off,
 	return write_piece(dst, file, run, buf + (run - off), end - run);
 }
 
-/* Copy file bytes [off, end) from src to dst: every byte, or (sparse)
- * only the non-zero sectors. */
-static int copy_span(struct target *dst, struct target *src, unsigned file,
-		     uint64_t off, uint64_t end, int sparse, uint8_t *buf,
-		     size_t buflen)
+/* The targets a copy writes to; failed: the index of the one that failed
+ * (0 when reading src did). */
+struct copy_to {
+	struct target *const *dst;
+	int n;
+	int *failed;
+};
+
+static int copy_failed(const struct copy_to *to, int i, int err)
+{
+	*to->failed = i;
+	return err;
+}
+
+/* op on every target of to; an error other than fine stops it. */
+static int apply_all(const struct copy_to *to, const struct op *op,
+		     int64_t fine)
+{
+	for (int i = 0; i < to->n; i++) {
+		int64_t r = to->dst[i]->ops->apply(to->dst[i], op, NULL, NULL);
+
+		if (r < 0 && r != fine)
+			return copy_failed(to, i, (int)r);
+	}
+	return 0;
+}
+
+/* Copy file bytes [off, end) from src to the targets of to, read once:
+ * every byte, or (sparse) only the non-zero sectors. */
+static int copy_span(const struct copy_to *to, struct target *src,
+		     unsigned file, uint64_t off, uint64_t end, int sparse,
+		     uint8_t *buf, size_t buflen)
 {
 	while (off < end) {
 		uint64_t n = end - off < buflen ? end - off : buflen;
 		int64_t r = src->ops->read(src, file, off, buf, n);
-		int ret;
 
 		if (r < 0)
-			return (int)r;
+			return copy_failed(to, 0, (int)r);
 		if (r == 0)
 			break;
 		n = (uint64_t)r;
-		ret = sparse ? write_runs(dst, file, off, buf, NULL, n) :
-			       write_piece(dst, file, off, buf, n);
-		if (ret)
-			return ret;
+		for (int i = 0; i < to->n; i++) {
+			struct target *dst = to->dst[i];
+			int ret = sparse ? write_runs(dst, file, off, buf, NULL, n) :
+				  write_piece(dst, file, off, buf, n);
+
+			if (ret)
+				return copy_failed(to, i, ret);
+		}
 		off += n;
 	}
 	return 0;
@@ -523,36 +553,40 @@ int target_match_file(struct target *dst, struct target *src, unsigned file,
 		r = dst->ops->apply(dst, &op, NULL, NULL);
 		if (r < 0)
 			return (int)r;
-		ret = copy_span(dst, src, file, (uint64_t)dsize, (uint64_t)size, 1,
-				buf, buflen);
+		ret = copy_span(&(struct copy_to){ &dst, 1, &(int){ 0 } }, src,
+				file, (uint64_t)dsize, (uint64_t)size, 1, buf,
+				buflen);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-int target_copy_file(struct target *dst, struct target *src, unsigned file,
-		     void *buf, size_t buflen)
+int target_copy_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, int *failed)
 {
-	int64_t size = src->ops->size(src, file), r;
+	const struct copy_to to = { dst, n, failed };
+	int64_t size = src->ops->size(src, file);
 	struct op op = { .file = (uint8_t)file };
 	struct range_vec rv = { 0 };
 	uint64_t pos = 0;
 	int ret;
 
+	*failed = 0;
 	if (size == -ENOENT) {
 		op.kind = OP_UNLINK;
-		r = dst->ops->apply(dst, &op, NULL, NULL);
-		return r == -ENOENT ? 0 : (int)r;
+		return apply_all(&to, &op, -ENOENT);
 	}
 	if (size < 0)
 		return (int)size;
 	op.kind = OP_OPEN;
 	op.flags = OP_FL_CREATE;
-	r = dst->ops->apply(dst, &op, NULL, NULL);
-	if (r < 0)
-		return (int)r;
-	ret = target_clear_file(dst, file);
+	ret = apply_all(&to, &op, 0);
+	for (int i = 0; i < n && !ret; i++) {
+		ret = target_clear_file(dst[i], file);
+		if (ret)
+			ret = copy_failed(&to, i, ret);
+	}
 	if (!ret && src->ops->ranges)
 		ret = src->ops->ranges(src, file, push_range, &rv);
 	for (size_t i = 0; i < rv.n && !ret; i++) {
@@ -560,7 +594,7 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 		uint64_t end = g->off + g->len;
 
 		if (g->off > pos)
-			ret = copy_span(dst, src, file, pos, g->off, 1, buf,
+			ret = copy_span(&to, src, file, pos, g->off, 1, buf,
 					buflen);
 		if (ret)
 			break;
@@ -569,10 +603,9 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 					 .off = g->off, .len = g->len,
 					 .flags = OP_FL_KEEP_SIZE };
 
-			r = dst->ops->apply(dst, &fa, NULL, NULL);
-			ret = r == -EOPNOTSUPP ? 0 : (int)(r < 0 ? r : 0);
+			ret = apply_all(&to, &fa, -EOPNOTSUPP);
 		} else if (g->off < (uint64_t)size) {
-			ret = copy_span(dst, src, file, g->off,
+			ret = copy_span(&to, src, file, g->off,
 					end < (uint64_t)size ? end : (uint64_t)size,
 					0, buf, buflen);
 		}
@@ -581,7 +614,7 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 	}
 	free(rv.v);
 	if (!ret && pos < (uint64_t)size)
-		ret = copy_span(dst, src, file, pos, (uint64_t)size, 1, buf,
+		ret = copy_span(&to, src, file, pos, (uint64_t)size, 1, buf,
 				buflen);
 	if (ret)
 		return ret;
@@ -589,8 +622,15 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 	op.flags = 0;
 	op.off = op.len = 0;
 	op.arg = (uint64_t)size;
-	r = dst->ops->apply(dst, &op, NULL, NULL);
-	return r < 0 ? (int)r : 0;
+	return apply_all(&to, &op, 0);
+}
+
+int target_copy_file(struct target *dst, struct target *src, unsigned file,
+		     void *buf, size_t buflen)
+{
+	int failed;
+
+	return target_copy_file_n(&dst, 1, src, file, buf, buflen, &failed);
 }
 
 void target_kinds_str(uint64_t mask, char *buf, size_t len)

@@ -297,6 +297,14 @@ int64_t target_apply(struct target *t, const struct op *op, uint64_t opno,
 int target_copy_file(struct target *dst, struct target *src, unsigned file,
 		     void *buf, size_t buflen);
 /*
+ * target_copy_file to the n targets dst[] at once, each of src's bytes
+ * read once for all of them.  A failure stops the copy for all of them;
+ * *failed is then the index in dst[] of the target that failed (0 when
+ * reading src did).
+ */
+int target_copy_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, int *failed);
+/*
  * Make file `file` of dst read as src's by writing only where the two
  * differ (runs of 512-byte sectors), after cutting dst down to src's
  * size when it is longer: what a full device can still do, since dst

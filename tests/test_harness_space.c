@@ -157,10 +157,10 @@ static int count_range(void *arg, const struct target_range *g)
 	return 0;
 }
 
-/* Two engines on the devices of text's header; text's ops applied to the
- * first `onto` of them.  0 or -errno. */
-static int two_engines(const char *text, int onto, struct target **t, int *n,
-		       uint8_t *buf)
+/* Engines (targets: "engine,engine", ...) on the devices of text's
+ * header; text's ops applied to the first `onto` of them.  0 or -errno. */
+static int engines(const char *text, const char *list, int onto,
+		   struct target **t, int *n, uint8_t *buf)
 {
 	struct target_env env;
 	const char *targets;
@@ -172,7 +172,7 @@ static int two_engines(const char *text, int onto, struct target **t, int *n,
 	op_seq_init(&seq);
 	ret = op_text_parse(text, strlen(text), &seq, err, sizeof(err));
 	runopts_init(&o);
-	o.targets = "engine,engine";
+	o.targets = list;
 	runopts_resolve(&o, &seq, &env, &targets);
 	if (!ret)
 		ret = target_list_open(targets, &env, t, n, err, sizeof(err));
@@ -181,7 +181,7 @@ static int two_engines(const char *text, int onto, struct target **t, int *n,
 			if (target_apply(t[i], &seq.ops[j], j + 1, buf, 1 << 16) < 0)
 				ret = -EIO;
 	if (ret)
-		fprintf(stderr, "two_engines: %s\n", err);
+		fprintf(stderr, "engines: %s\n", err);
 	op_seq_free(&seq);
 	return ret;
 }
@@ -203,7 +203,7 @@ TEST(copy_keeps_holes_and_unwritten_space_as_the_source_has_them)
 	int n;
 
 	CHECK(buf && a && b);
-	CHECK_OK(two_engines(text, 1, t, &n, buf));
+	CHECK_OK(engines(text, "engine,engine", 1, t, &n, buf));
 	/* dst's f0 is f1 of the source's size in data: copy over it */
 	{
 		struct op w = { .kind = OP_PWRITE, .file = 0, .len = 12 << 20 };
@@ -232,6 +232,70 @@ TEST(copy_keeps_holes_and_unwritten_space_as_the_source_has_them)
 	free(b);
 }
 
+/* The bytes of file f0 equal on targets a and b (size and every byte). */
+static int same_file(struct target *a, struct target *b, unsigned f,
+		     uint8_t *x, uint8_t *y)
+{
+	int64_t size = a->ops->size(a, f);
+
+	if (size < 0 || b->ops->size(b, f) != size)
+		return 0;
+	for (uint64_t off = 0; off < (uint64_t)size; off += 1 << 16) {
+		int64_t r = a->ops->read(a, f, off, x, 1 << 16);
+
+		if (r <= 0 || b->ops->read(b, f, off, y, 1 << 16) != r ||
+		    memcmp(x, y, (size_t)r))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A copy to several targets reads the source once: the source's reads
+ * from its device are those of a copy to one target.  A target that runs
+ * out of room is named (the copy stops there for all of them).
+ */
+TEST(copy_to_several_targets_reads_the_source_once)
+{
+	static const char text[] =
+		"#! fsoracle dev=mem:64m mount=pagecache=0\n"
+		"file f0\npwrite 0 100k\nfalloc -k 1m 64k\n"
+		"file f1\npwrite 0 16m\nsync\n";
+	struct target *t[TARGET_MAX];
+	const struct ref_counters *k;
+	uint8_t *buf = malloc(1 << 16), *x = malloc(1 << 16), *y = malloc(1 << 16);
+	uint64_t one, two;
+	int n, failed = -1;
+
+	CHECK(buf && x && y);
+	CHECK_OK(engines(text, "engine,engine,engine", 1, t, &n, buf));
+	CHECK_EQ(n, 3);
+	k = ref_counters(engine_target_fs(t[0]));
+	one = k->data_bytes_read;
+	CHECK_OK(target_copy_file_n(&t[1], 1, t[0], 0, buf, 1 << 16, &failed));
+	one = k->data_bytes_read - one;
+	two = k->data_bytes_read;
+	CHECK_OK(target_copy_file_n(&t[1], 2, t[0], 0, buf, 1 << 16, &failed));
+	two = k->data_bytes_read - two;
+	CHECK(one >= 100 << 10);
+	CHECK_EQ(two, one);
+	CHECK(same_file(t[0], t[1], 0, x, y));
+	CHECK(same_file(t[0], t[2], 0, x, y));
+	/* f1 (16 MiB) does not fit beside 56 MiB on the third target */
+	{
+		struct op w = { .kind = OP_PWRITE, .file = 2, .len = 56 << 20 };
+
+		CHECK_EQ(target_apply(t[2], &w, 1, buf, 1 << 16), 56 << 20);
+	}
+	CHECK_EQ(target_copy_file_n(&t[1], 2, t[0], 1, buf, 1 << 16, &failed),
+		 -ENOSPC);
+	CHECK_EQ(failed, 1);
+	target_list_close(t, n);
+	free(buf);
+	free(x);
+	free(y);
+}
+
 TEST(match_writes_only_where_files_differ)
 {
 	static const char text[] =
@@ -244,7 +308,7 @@ TEST(match_writes_only_where_files_differ)
 	int n;
 
 	CHECK(buf);
-	CHECK_OK(two_engines(text, 2, t, &n, buf));
+	CHECK_OK(engines(text, "engine,engine", 2, t, &n, buf));
 	{
 		/* dst one sector different and 4k longer */
 		struct op w = { .kind = OP_PWRITE, .file = 0, .off = 5000,
