@@ -163,41 +163,52 @@ static int decode_frame(struct ref_fs *fs, const struct ref_inode *ip,
 
 static struct da_checked *checked_slot(struct delalloc *da, uint64_t blk)
 {
-	return &da->checked[(blk * 0x9e3779b97f4a7c15ull) >> 59];
+	/* the top bits of a Fibonacci hash */
+	return &da->checked[(blk * 0x9e3779b97f4a7c15ull) >>
+			    (64 - DA_CHECKED_SHIFT)];
 }
 
 /* Has the frame in da->buf (e's) decoded to e's length before? */
 static bool checked_before(const struct ref_fs *fs, struct delalloc *da,
 			   const struct ref_extent *e)
 {
-	const struct da_checked *k = checked_slot(da, e->startblk);
+	const struct da_checked *k;
 	size_t bytes = (size_t)(ext_plen(e) << fs->bshift);
 
-	return k->frame && k->bytes == bytes &&
-	       k->want == e->len << fs->bshift &&
+	if (!da->checked)
+		return false;
+	k = checked_slot(da, e->startblk);
+	return k->bytes == bytes && k->want == e->len << fs->bshift &&
 	       memcmp(k->frame, da->buf, bytes) == 0;
 }
 
-/* Keep a copy of the frame in da->buf, just decoded to e's length (when
- * there is no memory for it, the next audit decodes it again). */
+/* Keep a copy of the frame in da->buf, just decoded to e's length (with
+ * no memory or room for it, the next audit decodes it again). */
 static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
 			 const struct ref_extent *e)
 {
-	struct da_checked *k = checked_slot(da, e->startblk);
+	struct da_checked *k;
 	size_t bytes = (size_t)(ext_plen(e) << fs->bshift);
 
-	if (k->cap < bytes) {
-		uint8_t *nb = realloc(k->frame, bytes);
-
-		if (!nb) {
-			k->bytes = 0;
+	if (!da->checked) {
+		da->checked = calloc(DA_CHECKED, sizeof(*da->checked));
+		if (!da->checked)
 			return;
-		}
+	}
+	k = checked_slot(da, e->startblk);
+	k->bytes = 0;
+	if (k->cap < bytes) {
+		uint8_t *nb = NULL;
+
+		if (da->checked_bytes - k->cap + bytes <= DA_CHECKED_BYTES)
+			nb = realloc(k->frame, bytes);
+		if (!nb)
+			return;
+		da->checked_bytes += bytes - k->cap;
 		k->frame = nb;
 		k->cap = bytes;
 	}
 	memcpy(k->frame, da->buf, bytes);
-	k->blk = e->startblk;
 	k->want = e->len << fs->bshift;
 	k->bytes = bytes;
 }
@@ -207,11 +218,18 @@ uint64_t compr_decodes(const struct ref_fs *fs)
 	return fs->da ? fs->da->decodes : 0;
 }
 
+size_t compr_kept_bytes(const struct ref_fs *fs)
+{
+	return fs->da ? fs->da->checked_bytes : 0;
+}
+
 void compr_forget_checked(struct delalloc *da)
 {
-	for (unsigned i = 0; i < DA_CHECKED; i++)
+	for (unsigned i = 0; da->checked && i < DA_CHECKED; i++)
 		free(da->checked[i].frame);
-	memset(da->checked, 0, sizeof(da->checked));
+	free(da->checked);
+	da->checked = NULL;
+	da->checked_bytes = 0;
 }
 
 /*

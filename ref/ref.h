@@ -484,7 +484,10 @@ void ref_counters_foreach(const struct ref_counters *c, ref_counter_fn fn,
  * The audit.  ref_audit() checks a mounted filesystem (committing nothing);
  * ref_fsck() mounts read-only (replaying the log in memory only), audits,
  * and unmounts without writing a byte.  Both recompute everything from
- * scratch and return 0 or -EFSCORRUPTED, one line per problem to msg.
+ * scratch (a compressed frame is read whole and compared, byte for byte,
+ * with the copy kept of a frame that decoded to that length earlier in
+ * the mount; only a frame not seen is decoded again) and return 0 or
+ * -EFSCORRUPTED, one line per problem to msg.
  */
 typedef void (*ref_msg_fn)(void *arg, const char *line);
 int ref_audit(struct ref_fs *fs, ref_msg_fn msg, void *arg);

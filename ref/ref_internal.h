@@ -482,12 +482,15 @@ int  compr_partial(struct ref_fs *fs, const struct ref_inode *ip,
 /* A compressed record went or moved: drop the decoded copy. */
 void compr_forget(struct ref_fs *fs);
 /* Check one compressed extent decodes to its length (the audit): a
- * frame whose bytes decoded to that length before in this mount is not
- * decoded again, the answer being a function of those bytes. */
+ * frame whose bytes decoded to that length before in this mount (a copy
+ * of them kept, 4 MiB of copies at most) is not decoded again, the
+ * answer being a function of those bytes. */
 int  compr_check(struct ref_fs *fs, const struct ref_inode *ip,
 		 const struct ref_extent *e);
-/* Frames decoded in this mount, by reads and the audit (the tests). */
+/* Frames decoded in this mount, by reads and the audit, and the bytes
+ * of the copies kept of them (the tests). */
 uint64_t compr_decodes(const struct ref_fs *fs);
+size_t compr_kept_bytes(const struct ref_fs *fs);
 /* The direct write path (file.c), for writeback and the fallback. */
 int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			   const uint8_t *buf, uint64_t len, uint64_t off,

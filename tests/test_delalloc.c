@@ -599,6 +599,45 @@ TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
 }
 
 /*
+ * The copies kept of decoded frames stay within their 4 MiB: 48 frames
+ * of some 120 KiB each (random bytes, the last 8 KiB of each piece
+ * zeros) are more than that.  The audit passes, the copies hold between
+ * 3 and 4 MiB, and a second audit decodes the frames not kept, not all.
+ */
+TEST(the_copies_kept_of_decoded_frames_stay_within_their_budget)
+{
+	size_t len = 48 * DA_PIECE_BYTES, kept;
+	uint8_t *buf = malloc(len);
+	uint64_t ino, before, again;
+	struct dfs z;
+
+	NEED_COMPRESSION();
+	CHECK(buf);
+	for (unsigned i = 0; i < 48; i++) {
+		uint8_t *p = buf + (size_t)i * DA_PIECE_BYTES;
+
+		fill(p, DA_PIECE_BYTES - 8 * KB, 100 + i, 0);
+		memset(p + DA_PIECE_BYTES - 8 * KB, 0, 8 * KB);
+	}
+	CHECK_OK(d_new(&z, NULL, "compress=zstd"));
+	CHECK_OK(ref_create(z.fs, "f", &ino));
+	CHECK_EQ(ref_pwrite(z.fs, ino, buf, len, 0), (int64_t)len);
+	CHECK_OK(ref_fsync(z.fs, ino));
+	CHECK_EQ(ctr(z.fs, "compressed_extents"), 48);
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	kept = compr_kept_bytes(z.fs);
+	CHECK_MSG(kept <= 4 * MB && kept >= 3 * MB, "%zu bytes kept", kept);
+	before = compr_decodes(z.fs);
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	again = compr_decodes(z.fs) - before;
+	CHECK_MSG(again > 0 && again < 48, "%llu decoded again",
+		  (unsigned long long)again);
+	CHECK(reads_as(z.fs, ino, buf, len));
+	d_close(&z);
+	free(buf);
+}
+
+/*
  * A flag change writes the file's delayed pages back first, under the old
  * flags; when that makes compressed extents, the file must still know it
  * holds them after the change: the audit accepts them, and an insert
