@@ -569,13 +569,15 @@ static int last_compressed(void *arg, const struct ref_extent *e)
 
 /*
  * The audit decodes a compressed frame once a mount: a frame whose bytes
- * are those that decoded to its length before is not decoded again, and
- * one whose bytes changed is, even the frame decoded last (the bytes a
- * read would take from memory): junk over it fails the audit.
+ * are those that decoded to its length before is not decoded again; the
+ * same bytes for an extent a block shorter are, and refused; and a frame
+ * whose bytes changed is, even the frame decoded last (the bytes a read
+ * would take from memory): junk over it fails the audit.
  */
 TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
 {
-	struct ref_extent e = { 0 };
+	struct ref_extent e = { 0 }, shorter;
+	struct ref_inode *ip;
 	uint8_t *buf, junk[BS];
 	uint64_t ino, first;
 	struct dfs z;
@@ -590,10 +592,16 @@ TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
 	CHECK_EQ(compr_decodes(z.fs), first);
 	CHECK_OK(ref_bmap(z.fs, ino, last_compressed, &e));
 	CHECK(e.state & REF_EXT_COMPRESSED);
+	/* the same bytes said to decode to a block less: decoded, refused */
+	CHECK_OK(inode_get(z.fs, ino, &ip));
+	shorter = e;
+	shorter.len--;
+	CHECK_EQ(compr_check(z.fs, ip, &shorter), -EFSCORRUPTED);
+	CHECK_EQ(compr_decodes(z.fs), first + 1);
 	fill(junk, sizeof(junk), 8, 0);
 	CHECK_OK(hw_write(z.dev, e.startblk * BS, junk, BS, 0));
 	CHECK_EQ(ref_audit(z.fs, quiet, NULL), -EFSCORRUPTED);
-	CHECK_EQ(compr_decodes(z.fs), first + 1);
+	CHECK_EQ(compr_decodes(z.fs), first + 2);
 	d_close(&z);
 	free(buf);
 }

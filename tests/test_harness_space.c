@@ -354,6 +354,29 @@ TEST(crash_adoption_fits_where_the_source_fits)
 	rig_close(&r);
 }
 
+/*
+ * A crash adoption's copies go to every other target in one pass; the
+ * target that refuses a write is the one judged: planted:enospc_room,
+ * the third target, says it has room, which is a bug.  (Judging the
+ * model instead, with no room to tell, passed it as a plain error.)
+ */
+TEST(crash_adoption_judges_the_target_that_ran_out)
+{
+	static const char text[] =
+		"#! fsoracle dev=mem:64m\n"
+		"file f0\npwrite -b 32k 0 128k\nfsync\n"
+		"pwrite -b 32k 0 32k\ncrash\n";
+	struct rig r;
+
+	CHECK_OK(rig_open(&r, "engine,model,planted:enospc_room", text));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_ERRNO);
+	CHECK_MSG(strstr(check_failure(r.c)->what, "with room left") &&
+		  strstr(check_failure(r.c)->what, "planted"), "%s",
+		  check_failure(r.c)->what);
+	CHECK_EQ(check_failure(r.c)->opno, 4);
+	rig_close(&r);
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);
