@@ -476,6 +476,7 @@ static int submit_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 				REF_EXT_COMPRESSED | (uint32_t)(plen << REF_EXT_PLEN_SHIFT) };
 			err = bmap_map(fs, ip, &e);
 			ip->flags |= REF_IF_CEXT;
+			fs->tx_frames = true;
 			if (!err)
 				err = inode_log(fs, ip);
 			if (!err)

@@ -245,13 +245,18 @@ static int write_revokes(struct ref_fs *fs, uint32_t *pos, uint32_t *dcrc,
  * before the commit and makes the log blocks durable.  A writeback
  * commit that is not sync writes its log blocks FUA and flushes nothing:
  * file data written before it may still be lost at a cut (see ref.h).
+ * But not a compressed frame the transaction maps: old bytes there are
+ * not stale data but an extent that does not decode (reads and mount
+ * would call the filesystem corrupt), so that commit flushes as ordered
+ * mode's do.
  */
 static int commit(struct ref_fs *fs, bool sync)
 {
 	uint32_t dcap = desc_capacity(fs), pos, ndesc, nrev, need;
 	uint32_t dcrc = 0;
 	uint8_t *d = fs->scratch;
-	bool lazy = !sync && fs->data_mode == REF_DATA_WRITEBACK;
+	bool lazy = !sync && fs->data_mode == REF_DATA_WRITEBACK &&
+		    !fs->tx_frames;
 	unsigned lflags = lazy ? HW_FUA : 0;
 	int err;
 
@@ -332,6 +337,7 @@ static int commit(struct ref_fs *fs, bool sync)
 			return err;
 	}
 	fs->ntx = 0;
+	fs->tx_frames = false;
 	fs->ctr.revokes += fs->nrevoke;
 	fs->nrevoke = 0;
 	fs->jhead = pos;

@@ -113,7 +113,9 @@ void ref_format_paths(uint32_t mask, char *buf, size_t len);
  *              committed mapping may expose what its blocks held before
  *              (zeroes, or a freed file's bytes) where the new data had
  *              not reached the device (but on a zoned realtime device,
- *              whose write pointers mount trusts: commits flush it).
+ *              whose write pointers mount trusts: commits flush it; and
+ *              a commit that maps a compressed frame flushes first, as
+ *              old bytes there would not decode).
  *              Metadata is as consistent as in the other modes, and
  *              fsync/fdatasync/sync still make the file's data durable
  *              before they return.

@@ -229,6 +229,8 @@ struct ref_fs {
 	/* journal */
 	struct rbuf **tx;       /* buffers dirty in the running transaction */
 	size_t ntx, txcap;
+	bool tx_frames;         /* ... which maps a compressed frame: its
+				   commit orders data first, in every mode */
 	struct rbuf **ckpt;     /* logged, awaiting checkpoint */
 	size_t nckpt, ckptcap;
 	uint64_t *revoke;       /* blocks revoked in the running transaction */
