@@ -521,13 +521,16 @@ static int take_one(struct checker *c, int src, unsigned f,
 		idx[n] = i;
 		dst[n++] = c->t[i];
 	}
-	if (step == TAKE_COPY && n)
+	if (step == TAKE_COPY && n) {
 		ret = target_copy_file_n(dst, n, from, f, c->wbuf, c->chunk,
 					 &failed);
-	for (int k = 0; k < n && !ret && step != TAKE_COPY; k++) {
-		ret = step == TAKE_CLEAR ? target_clear_file(dst[k], f) :
-		      target_match_file(dst[k], from, f, c->wbuf, c->chunk);
-		failed = k;
+	} else {
+		for (int k = 0; k < n && !ret; k++) {
+			ret = step == TAKE_CLEAR ? target_clear_file(dst[k], f) :
+			      target_match_file(dst[k], from, f, c->wbuf,
+						c->chunk);
+			failed = k;
+		}
 	}
 	*who = n ? idx[failed] : src;
 	return ret;

@@ -55,7 +55,6 @@ void compr_stop_workers(struct delalloc *da)
 
 void compr_free_scratch(struct delalloc *da)
 {
-	compr_forget_checked(da);
 	free(da->zbuf);
 	free(da->cbuf);
 #if HAVE_ZSTD

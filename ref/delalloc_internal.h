@@ -84,7 +84,7 @@ struct delalloc {
 	bool c_valid;
 	uint8_t *cbuf;       /* DA_PIECE or more: its bytes                */
 	size_t ccap;
-	/* this mount's frames known to decode (compr_check) */
+	/* this mount's frames known to decode (reads, compr_check) */
 	struct da_checked *checked;  /* DA_CHECKED slots, or NULL          */
 	size_t checked_bytes;        /* their frames' room                 */
 	uint64_t decodes;            /* frames decoded this mount          */
@@ -137,7 +137,7 @@ int  compr_write_run(struct ref_fs *fs, struct ref_inode *ip,
 /* Free the compression workers of da: the pool, their slots and
  * contexts (da's own scratch stays). */
 void compr_stop_workers(struct delalloc *da);
-/* Forget the frames compr_check found decoding (at unmount). */
+/* Free the copies of decoded frames and their table (at unmount). */
 void compr_forget_checked(struct delalloc *da);
 /* Free da's own compression scratch: the frame and decode buffers and
  * the contexts. */
