@@ -24,6 +24,16 @@
  *   redo:  write every kept record's bytes (the kept units of a torn
  *          one), oldest first
  *
+ * A record keeps the bytes it replaced, not the bytes it wrote: those
+ * are on the lower device until a later write replaces them, and that
+ * write's record keeps them as its old bytes.  So the undo, going
+ * newest first, finds each record's written bytes on the device just
+ * before it puts that record's old bytes back (the device is then as
+ * the write left it), and reads them there for the redo when the
+ * record is kept.  A write costs one copy for the record, not two, and
+ * a record that becomes durable before any cut never had its written
+ * bytes copied at all.
+ *
  * then flushes the lower device and forgets the records.  Sequential
  * zones cannot be written backwards, so there the cut rewinds instead:
  * a zone keeps its records in order up to the first one lost (and the
@@ -89,7 +99,10 @@ struct crash_rec {
 	uint64_t off, len;
 	uint64_t seq;          /* the write's number: marks and coins      */
 	uint8_t *old;          /* bytes replaced; NULL in sequential zones */
-	uint8_t *data;         /* bytes written; NULL means zeros          */
+	uint8_t *data;         /* bytes written, read back by a cut that
+				  keeps the record (see the top); or a lost
+				  reset's zone bytes                        */
+	bool zeros;            /* a zero-out: the bytes written are zeros  */
 	bool durable;
 	bool seqzone;
 	bool lost;             /* written after the power failed: dropped */
@@ -242,32 +255,22 @@ static void zone_durable(struct crash_dev *cd, uint64_t z)
 }
 
 /*
- * Record [off, off + len) after the lower device completed it: data is
- * what was written (NULL: zeros, or with readback, whatever the lower
- * device now holds), old what it replaced (NULL in sequential zones; its
- * REC_OLD_ARENA bit in arena), the record's from here on.
+ * Record [off, off + len) after the lower device completed it: zeros
+ * when it was a zero-out, old what it replaced (NULL in sequential
+ * zones; its REC_OLD_ARENA bit in arena), the record's from here on.
+ * What it wrote stays on the device (see the top).
  */
 static int record(struct crash_dev *cd, uint64_t off, uint64_t len,
-		  uint8_t *old, uint8_t arena, const uint8_t *data,
-		  bool readback, bool durable, uint64_t seq)
+		  uint8_t *old, uint8_t arena, bool zeros, bool durable,
+		  uint64_t seq)
 {
 	struct crash_rec r = {
-		.off = off, .len = len, .seq = seq, .old = old,
+		.off = off, .len = len, .seq = seq, .old = old, .zeros = zeros,
 		.durable = durable, .seqzone = off >= cd->seq_start,
 		.lost = cd->g->power_off, .arena = arena & REC_OLD_ARENA,
 	};
-	int rc;
+	int rc = rec_push(cd, &r);
 
-	if (readback) {
-		r.data = rec_bytes(cd, len, &r.arena, REC_DATA_ARENA);
-		rc = r.data ? hw_read(lower(cd), off, r.data, (size_t)len)
-			    : -ENOMEM;
-	} else {
-		r.data = dup_bytes(cd, data, len, &r.arena, REC_DATA_ARENA);
-		rc = data && !r.data ? -ENOMEM : 0;
-	}
-	if (!rc)
-		rc = rec_push(cd, &r);
 	if (rc) {
 		rec_free(&r);
 		return rc;
@@ -388,8 +391,8 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 	if (rc)
 		goto out_error;
 	if (plain) {
-		rc = record(cd, off, plain, old, arena, buf, kind == IO_DISCARD,
-			    fua, seq);
+		rc = record(cd, off, plain, old, arena, kind == IO_ZERO, fua,
+			    seq);
 		old = NULL;
 	}
 	/* Sequential zones: one record per zone, never one across two. */
@@ -398,8 +401,7 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 		uint64_t zend = (zone_of(cd, at) + 1) * cd->l.dev.geo.zone_size;
 
 		n = off + len - at < zend - at ? off + len - at : zend - at;
-		rc = record(cd, at, n, NULL, 0, buf ? buf + (at - off) : NULL,
-			    false, fua, seq);
+		rc = record(cd, at, n, NULL, 0, kind == IO_ZERO, fua, seq);
 	}
 	write_end(cd, pt, fua);
 	return rc;
@@ -537,7 +539,7 @@ static int crash_zone_append(struct hw_dev *dev, uint64_t zone,
 	int rc = hw_zone_append(lower(cd), zone, buf, len, flags, written_off);
 
 	if (!rc)
-		rc = record(cd, *written_off, len, NULL, 0, buf, false,
+		rc = record(cd, *written_off, len, NULL, 0, false,
 			    flags & HW_FUA, seq);
 	write_end(cd, pt, !rc && (flags & HW_FUA));
 	return rc;
@@ -840,18 +842,34 @@ static int put_bytes(struct crash_dev *cd, uint64_t off, const uint8_t *data,
 	return hw_zero_out(lower(cd), off, len, 0);
 }
 
+/*
+ * Undo one record, newest first: the device holds what r wrote, so a
+ * record the redo will need reads it first (a zero-out's are zeros).
+ */
+static int undo(struct crash_dev *cd, struct crash_rec *r)
+{
+	int rc;
+
+	if (r->fate != DROP && !r->zeros && !r->data) {
+		r->data = rec_bytes(cd, r->len, &r->arena, REC_DATA_ARENA);
+		if (!r->data)
+			return -ENOMEM;
+		rc = hw_read(lower(cd), r->off, r->data, (size_t)r->len);
+		if (rc)
+			return rc;
+	}
+	return put_bytes(cd, r->off, r->old, r->len);
+}
+
 /* Everything else: undo newest first, redo what survives oldest first. */
 static int cut_plain(struct crash_dev *cd, const struct hw_cut *c)
 {
 	struct unit_iter it;
 	int rc;
 
-	for (size_t i = cd->nrec; i-- > 0;) {
-		const struct crash_rec *r = &cd->rec[i];
-
-		if (!r->seqzone && (rc = put_bytes(cd, r->off, r->old, r->len)))
+	for (size_t i = cd->nrec; i-- > 0;)
+		if (!cd->rec[i].seqzone && (rc = undo(cd, &cd->rec[i])))
 			return rc;
-	}
 	for (size_t i = 0; i < cd->nrec; i++) {
 		const struct crash_rec *r = &cd->rec[i];
 
@@ -1003,6 +1021,9 @@ int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
 	out->power_off = cd->g->power_off;
 	out->lost = cd->g->lost;
 	out->devices = (uint32_t)cd->g->n;
+	for (size_t i = 0; i < cd->nrec; i++)
+		out->held_bytes += (cd->rec[i].old ? cd->rec[i].len : 0) +
+				   (cd->rec[i].data ? cd->rec[i].len : 0);
 	return 0;
 }
 
