@@ -9,6 +9,7 @@
 #include "base/park.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +27,31 @@ static void *blocks[PARK_SIZES][PARK_PER_SIZE];
 static size_t parked_bytes;
 static uint64_t n_reused, n_parked;
 static atomic_flag lock = ATOMIC_FLAG_INIT;
+/* Threads park_threads() counted: while 0, this one is the only user.
+ * A thread reads it after its own calls changed it or after it was
+ * started (which orders the count's change before it), so the relaxed
+ * load sees every change that matters to it. */
+static atomic_int others;
 
-static void park_lock(void)
+void park_threads(int n)
 {
-	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-		;
+	atomic_fetch_add_explicit(&others, n, memory_order_relaxed);
 }
 
-static void park_unlock(void)
+/* Lock the park if another thread may use it; true when it did. */
+static bool park_lock(void)
 {
-	atomic_flag_clear_explicit(&lock, memory_order_release);
+	if (!atomic_load_explicit(&others, memory_order_relaxed))
+		return false;
+	while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
+		;
+	return true;
+}
+
+static void park_unlock(bool locked)
+{
+	if (locked)
+		atomic_flag_clear_explicit(&lock, memory_order_release);
 }
 
 static struct shelf *shelf_of(size_t size)
@@ -50,8 +66,7 @@ void *park_alloc(size_t size)
 {
 	struct shelf *s;
 	void *p = NULL;
-
-	park_lock();
+	bool locked = park_lock();
 	s = shelf_of(size);
 	if (s && s->n) {
 		p = blocks[s - shelves][--s->n];
@@ -60,7 +75,7 @@ void *park_alloc(size_t size)
 		parked_bytes -= size;
 		n_reused++;
 	}
-	park_unlock();
+	park_unlock(locked);
 	if (!p)
 		return malloc(size);
 	mem_reuse(p, size);
@@ -80,6 +95,7 @@ void park_free(void *p, size_t size)
 {
 	struct shelf *s;
 	int kept = 0;
+	bool locked;
 
 	if (!p)
 		return;
@@ -88,7 +104,7 @@ void park_free(void *p, size_t size)
 		return;
 	}
 	mem_idle(p, size);
-	park_lock();
+	locked = park_lock();
 	s = shelf_of(size);
 	if (!s)
 		s = shelf_of(0);
@@ -99,7 +115,7 @@ void park_free(void *p, size_t size)
 		n_parked++;
 		kept = 1;
 	}
-	park_unlock();
+	park_unlock(locked);
 	if (!kept) {
 		mem_reuse(p, size);
 		free(p);
@@ -111,8 +127,8 @@ void park_drain(void)
 	for (;;) {
 		void *p = NULL;
 		size_t size = 0;
+		bool locked = park_lock();
 
-		park_lock();
 		for (unsigned i = 0; i < PARK_SIZES && !p; i++) {
 			struct shelf *s = &shelves[i];
 
@@ -124,7 +140,7 @@ void park_drain(void)
 				s->size = 0;
 			parked_bytes -= size;
 		}
-		park_unlock();
+		park_unlock(locked);
 		if (!p)
 			return;
 		mem_reuse(p, size);
@@ -134,12 +150,14 @@ void park_drain(void)
 
 void park_stats(struct park_stats *st)
 {
+	bool locked;
+
 	memset(st, 0, sizeof(*st));
-	park_lock();
+	locked = park_lock();
 	for (unsigned i = 0; i < PARK_SIZES; i++)
 		st->blocks += shelves[i].n;
 	st->bytes = parked_bytes;
 	st->reused = n_reused;
 	st->parked = n_parked;
-	park_unlock();
+	park_unlock(locked);
 }

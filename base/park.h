@@ -14,8 +14,9 @@
  *
  * Bounded: PARK_SIZES distinct sizes, PARK_PER_SIZE blocks of each, and
  * PARK_BYTES in all.  Safe from any thread (one spin lock, held for a
- * few loads and stores).  What is parked at exit is still reachable:
- * no leak.
+ * few loads and stores) that park_threads() counted before it started;
+ * while no such thread runs, the park takes no lock.  What is parked at
+ * exit is still reachable: no leak.
  */
 #ifndef FSORACLE_BASE_PARK_H
 #define FSORACLE_BASE_PARK_H
@@ -35,6 +36,16 @@ void *park_zalloc(size_t size);
 void park_free(void *p, size_t size);
 /* Free every parked block. */
 void park_drain(void);
+/*
+ * n more threads may use the park (call before starting them), or with
+ * n < 0 that many have been joined.  The lock is an atomic exchange on
+ * every call, a few percent of a fuzz input's time, and a process that
+ * never counts a thread here (the fuzz targets, a soak without workers)
+ * takes it never: only its one thread can reach the park.  Every thread
+ * that uses the park but the first must be counted (hw/workers.c counts
+ * its workers); ThreadSanitizer reports one that is not.
+ */
+void park_threads(int n);
 
 struct park_stats {
 	size_t blocks, bytes;     /* parked now                           */

@@ -21,6 +21,7 @@
  * The lock is taken around every claim and completion, so everything a
  * job wrote happens before hw_workers_run returns.
  */
+#include "base/park.h"
 #include "hw/hw.h"
 
 #include <errno.h>
@@ -98,8 +99,10 @@ int hw_workers_start(unsigned n, struct hw_workers **out)
 	}
 	for (; w->nthreads < n; w->nthreads++) {
 		w->id[w->nthreads] = (struct hw_worker_id){ w, w->nthreads };
+		park_threads(1); /* before it starts (base/park.h) */
 		if (pthread_create(&w->tid[w->nthreads], NULL, worker,
 				   &w->id[w->nthreads])) {
+			park_threads(-1);
 			hw_workers_stop(w);
 			return -EAGAIN;
 		}
@@ -155,6 +158,7 @@ void hw_workers_stop(struct hw_workers *w)
 	pthread_mutex_unlock(&w->lock);
 	for (unsigned i = 0; i < w->nthreads; i++)
 		pthread_join(w->tid[i], NULL);
+	park_threads(-(int)w->nthreads);
 	pthread_cond_destroy(&w->done);
 	pthread_cond_destroy(&w->work);
 	pthread_mutex_destroy(&w->lock);

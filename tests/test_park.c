@@ -142,6 +142,7 @@ TEST(threads_share_the_park)
 	void *ret;
 
 	park_drain();
+	park_threads(4);
 	for (uintptr_t i = 0; i < 4; i++)
 		CHECK_EQ(pthread_create(&th[i], NULL, churn,
 					(void *)(64 + 32 * (i % 2))), 0);
@@ -149,6 +150,7 @@ TEST(threads_share_the_park)
 		CHECK_EQ(pthread_join(th[i], &ret), 0);
 		CHECK(ret == NULL);
 	}
+	park_threads(-4);
 	/* every block came back: of each size (64, 96 bytes) 16 to 32, as
 	 * its two threads shared blocks or not */
 	CHECK(now().blocks >= 32 && now().blocks <= 64);
