@@ -1,12 +1,13 @@
 /*
  * arena.c - byte buffers that die together (hw_internal.h): the bytes a
- * crash layer's records keep, old and written, live until the next flush
- * forgets every record at once.  A malloc and a free per write (two, as
- * each record keeps both) were most of the calls to malloc in a soak and
- * a page fault for every fresh megabyte; here an allocation is a bump
- * in a block kept from one flush to the next.
+ * crash layer's records keep (what each write replaced, and at a cut
+ * what each wrote, read back) live until the next flush forgets every
+ * record at once.  A malloc and a free per write (two, when a record
+ * kept both from the start) were most of the calls to malloc in a soak
+ * and a page fault for every fresh megabyte; here an allocation is a
+ * bump in a block kept from one flush to the next.
  *
- *   block 0  |rec a old|rz|rec a data|rz|rec b old|rz|....free....|
+ *   block 0  |rec a old|rz|rec b old|rz|rec c old|rz|....free....|
  *   block 1  |a write longer than block 0's room|rz|...free.......|
  *
  * hw_arena_reset() empties it when the last record is gone and keeps

@@ -29,10 +29,12 @@
  * write's record keeps them as its old bytes.  So the undo, going
  * newest first, finds each record's written bytes on the device just
  * before it puts that record's old bytes back (the device is then as
- * the write left it), and reads them there for the redo when the
- * record is kept.  A write costs one copy for the record, not two, and
- * a record that becomes durable before any cut never had its written
- * bytes copied at all.
+ * the write left it), and reads them there for the redo.  A write
+ * costs one copy for the record, not two, and a record that becomes
+ * durable before any cut never had its written bytes copied at all.
+ * The undo reads every record's, kept or not: a cut that fails part
+ * way forgets nothing, and the next one, which may keep a record the
+ * first dropped, finds its range undone already.
  *
  * then flushes the lower device and forgets the records.  Sequential
  * zones cannot be written backwards, so there the cut rewinds instead:
@@ -843,20 +845,29 @@ static int put_bytes(struct crash_dev *cd, uint64_t off, const uint8_t *data,
 }
 
 /*
- * Undo one record, newest first: the device holds what r wrote, so a
- * record the redo will need reads it first (a zero-out's are zeros).
+ * Undo one record, newest first: the device holds what r wrote, so it
+ * is read first (a zero-out's are zeros), whatever this cut decided for
+ * r.  A cut that fails after some undo forgets nothing, and the next
+ * cut, which may keep r, finds r's range undone already: what r wrote
+ * must have been read by then.  r->data is set only once it holds it.
  */
 static int undo(struct crash_dev *cd, struct crash_rec *r)
 {
-	int rc;
+	if (!r->zeros && !r->data) {
+		uint8_t arena = r->arena;
+		uint8_t *d = rec_bytes(cd, r->len, &arena, REC_DATA_ARENA);
+		int rc;
 
-	if (r->fate != DROP && !r->zeros && !r->data) {
-		r->data = rec_bytes(cd, r->len, &r->arena, REC_DATA_ARENA);
-		if (!r->data)
+		if (!d)
 			return -ENOMEM;
-		rc = hw_read(lower(cd), r->off, r->data, (size_t)r->len);
-		if (rc)
+		rc = hw_read(lower(cd), r->off, d, (size_t)r->len);
+		if (rc) {
+			if (!(arena & REC_DATA_ARENA))
+				free(d);
 			return rc;
+		}
+		r->data = d;
+		r->arena = arena;
 	}
 	return put_bytes(cd, r->off, r->old, r->len);
 }

@@ -292,9 +292,10 @@ struct hw_crash_info {
 	bool power_off;          /* the plan's power failure has happened    */
 	uint64_t lost;           /* I/Os issued since then (none reach media) */
 	uint32_t devices;        /* in the power domain (hw_crash_join), >= 1 */
-	uint64_t held_bytes;     /* bytes the records keep: what the pending
-				    writes replaced (what they wrote stays on
-				    the device until a cut reads it back)    */
+	uint64_t held_bytes;     /* bytes the records keep: what each write
+				    still recorded replaced, and what a cut
+				    has read back of what it wrote (until
+				    then that stays on the device)           */
 };
 
 /*

@@ -597,6 +597,67 @@ TEST(crash_cut_that_must_rewind_real_zones_fails_and_changes_nothing)
 	hw_close(d);
 }
 
+/*
+ * A cut that fails part way forgets nothing, and the next cut may keep
+ * what the first dropped.  Here the first rebuilds the plain device of
+ * a power domain (dropping its write) and then fails on the other,
+ * whose zones cannot be rewound; the second keeps both writes, so the
+ * plain device's write must come back, though its range was undone.
+ */
+TEST(crash_cut_retried_after_a_failed_one_keeps_what_the_first_dropped)
+{
+	static struct hw_opts o = { .spec = "crash:opaque" };
+	static const uint8_t mask[1] = { 3 };          /* both writes */
+	struct hw_layer *opaque = calloc(1, sizeof(*opaque));
+	struct hw_dev *z, *d, *a;
+	char e[256];
+
+	CHECK(opaque != NULL);
+	OPEN("crash:mem:64k", a);
+	OPEN("zoned:mem,size=64k,zone=16k,conv=1", z);
+	hw_layer_init(opaque, &opaque_ops, z);
+	CHECK_OK(hw_crash_layer.open(&o, &opaque->dev, &d, e, sizeof(e)));
+	CHECK_OK(hw_crash_join(a, d));
+	fill_pat(tmp, 512, 5);
+	CHECK_OK(hw_write(a, 0, tmp, 512, 0));
+	CHECK_OK(append(d, 1, 1024, 1, 0));
+	CHECK_EQ(hw_crash_cut(a, NULL), -EOPNOTSUPP);
+	CHECK_OK(hw_crash_cut(a, &(struct hw_cut){ .kind = HW_CUT_MASK,
+						   .mask = mask, .mask_bits = 2 }));
+	CHECK_OK(hw_read(a, 0, got, 512));
+	fill_pat(tmp, 512, 5);
+	CHECK_MEM(got, tmp, 512);
+	CHECK_EQ(zone_at(d, 1).wp, 16 * KiB + 1024);
+	hw_close(d);
+	hw_close(a);
+}
+
+/*
+ * A cut whose read of a record's written bytes fails leaves that
+ * record as it was, and the next cut reads them again: the third read
+ * below the crash layer (the first two are the bytes the two writes
+ * replaced) is the cut's read of the newer write.
+ */
+TEST(crash_cut_whose_read_back_fails_is_whole_when_tried_again)
+{
+	static uint8_t want[4096];
+	struct hw_dev *d;
+
+	OPEN("crash:faulty[read=3]:mem:64k", d);
+	fill_pat(tmp, 4096, 1);
+	CHECK_OK(hw_write(d, 0, tmp, 4096, 0));
+	fill_pat(tmp, 1024, 2);
+	CHECK_OK(hw_write(d, 1024, tmp, 1024, 0));
+	CHECK_EQ(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }),
+		 -EIO);
+	CHECK_OK(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }));
+	fill_pat(want, 4096, 1);
+	fill_pat(want + 1024, 1024, 2);
+	CHECK_OK(hw_read(d, 0, got, 4096));
+	CHECK_MEM(got, want, 4096);
+	hw_close(d);
+}
+
 /* ---- faulty ---------------------------------------------------------- */
 
 TEST(faulty_nth_write_fails_once_and_changes_nothing)
