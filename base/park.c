@@ -160,4 +160,5 @@ void park_stats(struct park_stats *st)
 	st->reused = n_reused;
 	st->parked = n_parked;
 	park_unlock(locked);
+	st->threads = atomic_load_explicit(&others, memory_order_relaxed);
 }

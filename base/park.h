@@ -51,6 +51,7 @@ struct park_stats {
 	size_t blocks, bytes;     /* parked now                           */
 	uint64_t reused;          /* park_alloc calls a parked block served */
 	uint64_t parked;          /* park_free calls that parked            */
+	int threads;              /* counted by park_threads(): 0, no lock  */
 };
 void park_stats(struct park_stats *st);
 

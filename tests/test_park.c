@@ -10,6 +10,7 @@
 
 #include "base/park.h"
 #include "base/poison.h"
+#include "hw/hw.h"
 #include "ref/ref.h"
 #include "test_engine_util.h"
 
@@ -156,6 +157,33 @@ TEST(threads_share_the_park)
 	CHECK(now().blocks >= 32 && now().blocks <= 64);
 	CHECK(now().bytes >= 16 * (64 + 96) && now().bytes <= 32 * (64 + 96));
 	CHECK_EQ(now().bytes % 32, 0);
+	park_drain();
+}
+
+/* A job for the workers below: a block of the park, used and back. */
+static void use_the_park(void *arg, unsigned i, unsigned worker)
+{
+	uint8_t *p = park_alloc(256);
+
+	(void)arg;
+	(void)worker;
+	if (p) {
+		memset(p, (int)i, 256);
+		park_free(p, 256);
+	}
+}
+
+/* Workers count themselves while they run, so the park locks for them. */
+TEST(workers_are_counted_while_they_run)
+{
+	struct hw_workers *w;
+
+	CHECK_EQ(now().threads, 0);
+	CHECK_OK(hw_workers_start(3, &w));
+	CHECK_EQ(now().threads, 3);
+	hw_workers_run(w, use_the_park, NULL, 64);
+	hw_workers_stop(w);
+	CHECK_EQ(now().threads, 0);
 	park_drain();
 }
 
