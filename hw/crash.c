@@ -483,50 +483,70 @@ static int rec_slice(struct crash_dev *cd, const struct crash_rec *r,
 static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 {
 	struct crash_dev *cd = to_crash(dev);
-	struct crash_rec *old = cd->rec, piece;
+	struct crash_rec *old = cd->rec, *nv;
 	uint64_t end = off + len;
-	size_t n = cd->nrec;
+	size_t n = cd->nrec, k = 0;
 	int rc;
 
-	if (point_void(cd))
-		return 0;
-	rc = hw_persist(lower(cd), off, len);
-	if (rc)
-		return rc;
-	cd->points++;
-	point_end(cd);
-	if (!(lower(cd)->geo.caps & HW_CAP_BYTE_ADDR)) {
-		forget_all(cd);
+	/* A record splits into three at most: room for all of them first,
+	 * so that no record can be lost to a failed push below. */
+	nv = malloc((n ? 3 * n : 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	if (point_void(cd)) {
+		free(nv);
 		return 0;
 	}
-	cd->rec = NULL;
-	cd->nrec = cd->cap = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		struct crash_rec *r = &old[i];
+	rc = hw_persist(lower(cd), off, len);
+	if (!rc) {
+		cd->points++;
+		point_end(cd);
+	}
+	if (rc || !(lower(cd)->geo.caps & HW_CAP_BYTE_ADDR)) {
+		free(nv);
+		if (!rc)
+			forget_all(cd);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct crash_rec *r = &old[i], piece[3];
 		uint64_t r_end = r->off + r->len;
 		uint64_t a = r->off > off ? r->off : off;
 		uint64_t b = r_end < end ? r_end : end;
 		uint64_t edge[4] = { r->off, a, b, r_end };
+		int np = 0, err = 0;
 
-		if (r->durable || a >= b || (a == r->off && b == r_end)) {
+		if (!rc && !r->durable && a < b && (a > r->off || b < r_end)) {
+			for (int e = 0; e < 3 && !err; e++) {
+				if (edge[e] == edge[e + 1])
+					continue;
+				err = rec_slice(cd, r, edge[e], edge[e + 1],
+						e == 1, &piece[np]);
+				if (!err)
+					np++;
+			}
+			if (!err) {
+				for (int p = 0; p < np; p++)
+					nv[k++] = piece[p];
+				continue;    /* r's own bytes are freed below */
+			}
+			/* out of memory: r stays whole and pending, and so
+			 * does every record after it */
+			while (np > 0)
+				rec_free(&piece[--np]);
+			rc = err;
+		} else if (!rc) {
 			r->durable = r->durable || a < b;
-			rc = rec_push(cd, r);       /* moved, not copied */
-			if (!rc)
-				r->old = r->data = NULL;
-			continue;
 		}
-		for (int k = 0; k < 3 && !rc; k++) {
-			if (edge[k] == edge[k + 1])
-				continue;
-			rc = rec_slice(cd, r, edge[k], edge[k + 1], k == 1,
-				       &piece);
-			if (!rc && (rc = rec_push(cd, &piece)))
-				rec_free(&piece);
-		}
+		nv[k++] = *r;                /* moved, not copied */
+		r->old = r->data = NULL;
 	}
 	for (size_t i = 0; i < n; i++)
 		rec_free(&old[i]);
 	free(old);
+	cd->rec = nv;
+	cd->nrec = k;
+	cd->cap = n ? 3 * n : 1;
 	trim_head(cd);
 	return rc;
 }
