@@ -561,18 +561,32 @@ static const struct hw_ops opaque_ops = {
 	.destroy = hw_layer_destroy,
 };
 
-TEST(crash_cut_that_must_rewind_real_zones_fails_and_changes_nothing)
+/* A crash layer over spec behind the pass-through above. */
+static int crash_opaque(const char *spec, struct hw_dev **out)
 {
 	static struct hw_opts o = { .spec = "crash:opaque" };
-	static const uint8_t mask[1] = { 2 };           /* the append */
 	struct hw_layer *opaque = calloc(1, sizeof(*opaque));
-	struct hw_dev *z, *d;
+	struct hw_dev *low;
 	char e[256];
+	int rc = opaque ? hw_open(spec, &low, e, sizeof(e)) : -ENOMEM;
 
-	CHECK(opaque != NULL);
-	OPEN("zoned:mem,size=64k,zone=16k,conv=1", z);
-	hw_layer_init(opaque, &opaque_ops, z);
-	CHECK_OK(hw_crash_layer.open(&o, &opaque->dev, &d, e, sizeof(e)));
+	if (rc) {
+		free(opaque);
+		return rc;
+	}
+	hw_layer_init(opaque, &opaque_ops, low);
+	rc = hw_crash_layer.open(&o, &opaque->dev, out, e, sizeof(e));
+	if (rc)
+		hw_close(&opaque->dev);
+	return rc;
+}
+
+TEST(crash_cut_that_must_rewind_real_zones_fails_and_changes_nothing)
+{
+	static const uint8_t mask[1] = { 2 };           /* the append */
+	struct hw_dev *d;
+
+	CHECK_OK(crash_opaque("zoned:mem,size=64k,zone=16k,conv=1", &d));
 	fill_pat(tmp, 512, 7);
 	CHECK_OK(hw_write(d, 0, tmp, 512, 0));          /* conventional */
 	CHECK_OK(append(d, 1, 1024, 1, 0));
@@ -606,17 +620,11 @@ TEST(crash_cut_that_must_rewind_real_zones_fails_and_changes_nothing)
  */
 TEST(crash_cut_retried_after_a_failed_one_keeps_what_the_first_dropped)
 {
-	static struct hw_opts o = { .spec = "crash:opaque" };
 	static const uint8_t mask[1] = { 3 };          /* both writes */
-	struct hw_layer *opaque = calloc(1, sizeof(*opaque));
-	struct hw_dev *z, *d, *a;
-	char e[256];
+	struct hw_dev *d, *a;
 
-	CHECK(opaque != NULL);
 	OPEN("crash:mem:64k", a);
-	OPEN("zoned:mem,size=64k,zone=16k,conv=1", z);
-	hw_layer_init(opaque, &opaque_ops, z);
-	CHECK_OK(hw_crash_layer.open(&o, &opaque->dev, &d, e, sizeof(e)));
+	CHECK_OK(crash_opaque("zoned:mem,size=64k,zone=16k,conv=1", &d));
 	CHECK_OK(hw_crash_join(a, d));
 	fill_pat(tmp, 512, 5);
 	CHECK_OK(hw_write(a, 0, tmp, 512, 0));
@@ -655,6 +663,30 @@ TEST(crash_cut_whose_read_back_fails_is_whole_when_tried_again)
 	fill_pat(want + 1024, 1024, 2);
 	CHECK_OK(hw_read(d, 0, got, 4096));
 	CHECK_MEM(got, want, 4096);
+	hw_close(d);
+}
+
+/*
+ * A discard leaves the device whatever it leaves (here, the pass-through
+ * has no discard and keeps the bytes), and a cut that keeps the discard
+ * keeps that, not zeros: its bytes are read back like a write's.
+ */
+TEST(crash_keeps_what_a_discard_left_on_the_device)
+{
+	static uint8_t want[IMG];
+	struct hw_dev *d;
+
+	CHECK_OK(crash_opaque("mem:64k", &d));
+	CHECK_OK(dev_apply(d, &base));
+	CHECK_OK(hw_flush(d));
+	CHECK_OK(hw_discard(d, 8192, 4096));
+	CHECK_OK(dev_apply(d, &four[3]));        /* a write after it */
+	CHECK_EQ(hw_crash_pending(d), 2);
+	CHECK_OK(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }));
+	model_apply(want, &base);
+	model_apply(want, &four[3]);
+	CHECK_OK(hw_read(d, 0, got, IMG));
+	CHECK_MEM(got, want, IMG);
 	hw_close(d);
 }
 
