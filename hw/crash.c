@@ -101,9 +101,9 @@ struct crash_rec {
 	uint64_t off, len;
 	uint64_t seq;          /* the write's number: marks and coins      */
 	uint8_t *old;          /* bytes replaced; NULL in sequential zones */
-	uint8_t *data;         /* bytes written, read back by a cut that
-				  keeps the record (see the top); or a lost
-				  reset's zone bytes                        */
+	uint8_t *data;         /* bytes written, read back by a cut's undo
+				  (see the top); or a lost reset's zone
+				  bytes                                     */
 	bool zeros;            /* a zero-out: the bytes written are zeros  */
 	bool durable;
 	bool seqzone;
@@ -483,15 +483,15 @@ static int rec_slice(struct crash_dev *cd, const struct crash_rec *r,
 static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 {
 	struct crash_dev *cd = to_crash(dev);
-	struct crash_rec *old = cd->rec, *nv;
+	struct crash_rec *old = cd->rec, *nv = NULL;
+	bool bytes = lower(cd)->geo.caps & HW_CAP_BYTE_ADDR;
 	uint64_t end = off + len;
 	size_t n = cd->nrec, k = 0;
 	int rc;
 
 	/* A record splits into three at most: room for all of them first,
 	 * so that no record can be lost to a failed push below. */
-	nv = malloc((n ? 3 * n : 1) * sizeof(*nv));
-	if (!nv)
+	if (bytes && !(nv = malloc((n ? 3 * n : 1) * sizeof(*nv))))
 		return -ENOMEM;
 	if (point_void(cd)) {
 		free(nv);
@@ -502,7 +502,7 @@ static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 		cd->points++;
 		point_end(cd);
 	}
-	if (rc || !(lower(cd)->geo.caps & HW_CAP_BYTE_ADDR)) {
+	if (rc || !bytes) {
 		free(nv);
 		if (!rc)
 			forget_all(cd);
