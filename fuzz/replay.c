@@ -4,13 +4,15 @@
  * seed corpus and the crashers), for people without a fuzzer, and for
  * triage.
  *
- *   replay/diff [-v] [--describe] [--bench N] FILE|DIR...
+ *   replay/diff [-v] [--describe] [--bench N] [--slowest K] FILE|DIR...
  *
  * Each file is one input; a directory means every regular file in it
  * (sorted by name, not recursive).  A finding aborts the program, as
  * under a fuzzer; the input's name is printed first, so CI logs say which
  * one.  --describe prints what each input means instead of running it
- * (fuzz_describe); --bench N runs the inputs N times and prints exec/s.
+ * (fuzz_describe); --bench N runs the inputs N times and prints exec/s;
+ * --slowest K times each input and prints the K that took longest, with
+ * their share of the whole (where a corpus spends its time).
  *
  * Exit status: 0 every input ran clean; 2 bad usage or an unreadable
  * file; a finding is SIGABRT (134 from a shell).
@@ -28,7 +30,7 @@
 #include "fuzz/fuzz.h"
 
 static const char usage[] =
-"usage: %s [-v] [--describe] [--bench N] FILE|DIR...\n"
+"usage: %s [-v] [--describe] [--bench N] [--slowest K] FILE|DIR...\n"
 "\n"
 "Run fuzz inputs (files, or every file of a directory) through this\n"
 "target without a fuzzer.  A finding aborts with the target's report on\n"
@@ -37,12 +39,15 @@ static const char usage[] =
 "  -v           print each input's name before running it\n"
 "  --describe   print what each input means (a text op log header and\n"
 "               the `fsoracle decode` options for its op bytes)\n"
-"  --bench N    run all inputs N times and print executions per second\n";
+"  --bench N    run all inputs N times and print executions per second\n"
+"  --slowest K  time each input (over the --bench rounds, if given) and\n"
+"               print the K slowest with their share of the total time\n";
 
 struct input {
 	char *path;
 	uint8_t *data;
 	size_t len;
+	double secs; /* time spent in the target, with --slowest */
 };
 
 static struct input *inputs;
@@ -94,6 +99,7 @@ static int read_file(const char *path, struct input *in)
 	in->path = strdup(path);
 	in->data = buf;
 	in->len = len;
+	in->secs = 0;
 	return in->path ? 0 : -ENOMEM;
 out_error:
 	if (f)
@@ -182,10 +188,40 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int by_time(const void *a, const void *b)
+{
+	double x = ((const struct input *)a)->secs;
+	double y = ((const struct input *)b)->secs;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The K inputs that took longest, and how much of the time they took. */
+static void print_slowest(long k, long rounds)
+{
+	double total = 0, top = 0;
+
+	for (size_t i = 0; i < ninputs; i++)
+		total += inputs[i].secs;
+	qsort(inputs, ninputs, sizeof(*inputs), by_time);
+	if ((size_t)k > ninputs)
+		k = (long)ninputs;
+	printf("%ld slowest of %zu inputs (ms per run, share of %.3f s):\n",
+	       k, ninputs, total);
+	for (long i = 0; i < k; i++) {
+		top += inputs[i].secs;
+		printf("%10.3f ms %5.1f%%  %s\n",
+		       inputs[i].secs * 1e3 / (double)rounds,
+		       total > 0 ? 100 * inputs[i].secs / total : 0.0,
+		       inputs[i].path);
+	}
+	printf("together %.1f%% of the time\n", total > 0 ? 100 * top / total : 0.0);
+}
+
 int main(int argc, char **argv)
 {
 	int verbose = 0, describe = 0;
-	long bench = 0;
+	long bench = 0, slowest = 0;
 	double t0;
 
 	for (int i = 1; i < argc; i++) {
@@ -199,6 +235,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--bench") && i + 1 < argc) {
 			bench = strtol(argv[++i], NULL, 10);
 			if (bench < 1)
+				goto bad_usage;
+		} else if (!strcmp(a, "--slowest") && i + 1 < argc) {
+			char *end;
+
+			slowest = strtol(argv[++i], &end, 10);
+			if (*end || slowest < 1)
 				goto bad_usage;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			printf(usage, argv[0]);
@@ -232,7 +274,16 @@ int main(int argc, char **argv)
 			current = inputs[i].path;
 			if (verbose && !bench)
 				fprintf(stderr, "fuzz replay: %s\n", current);
-			LLVMFuzzerTestOneInput(inputs[i].data, inputs[i].len);
+			if (slowest) {
+				double t = now();
+
+				LLVMFuzzerTestOneInput(inputs[i].data,
+						       inputs[i].len);
+				inputs[i].secs += now() - t;
+			} else {
+				LLVMFuzzerTestOneInput(inputs[i].data,
+						       inputs[i].len);
+			}
 		}
 	}
 	current = NULL;
@@ -244,6 +295,8 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "fuzz replay: %zu input(s) ran clean\n", ninputs);
 	}
+	if (slowest)
+		print_slowest(slowest, bench ? bench : 1);
 	for (size_t i = 0; i < ninputs; i++) {
 		free(inputs[i].path);
 		free(inputs[i].data);

@@ -416,6 +416,18 @@ for t in $targets; do
 		grep -v '^fsoracle: note:' "$tmp/replay.log" | sed 's/^/  /'
 	done
 done
+# the timing options: the 3 slowest seeds, and a bad count refused
+"$O"/fuzz/replay/diff --slowest 3 corpus/diff > "$tmp/slowest.log" 2>&1 || rc=1
+n=$(grep -c ' ms .*%  corpus/diff/' "$tmp/slowest.log")
+if [ "$n" -ne 3 ] || ! grep -q '^together ' "$tmp/slowest.log"; then
+	echo "replay/diff --slowest 3: not 3 inputs and a total:"
+	sed 's/^/  /' "$tmp/slowest.log"
+	rc=1
+fi
+if "$O"/fuzz/replay/diff --slowest 0 corpus/diff > /dev/null 2>&1; then
+	echo "replay/diff --slowest 0: accepted"
+	rc=1
+fi
 tally replay "$rc"
 
 if [ "$quick" -eq 0 ] && ! [ -x "$O"/fuzz/libfuzzer/diff ]; then
