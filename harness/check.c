@@ -339,21 +339,10 @@ static bool same_as_peek(struct checker *c, unsigned file, uint64_t off,
 {
 	struct target *ref = c->t[c->ref];
 
-	for (int i = 0; i < c->n; i++) {
-		if (i == c->ref)
-			continue;
-		for (size_t at = 0; at < n;) {
-			const uint8_t *p;
-			int64_t k = ref->ops->peek(ref, file, off + at, n - at, &p);
-
-			if (k <= 0)
-				return false;
-			if (p ? memcmp(c->rbuf[i] + at, p, (size_t)k) != 0
-			      : !target_bytes_zero(c->rbuf[i] + at, (size_t)k))
-				return false;
-			at += (size_t)k;
-		}
-	}
+	for (int i = 0; i < c->n; i++)
+		if (i != c->ref &&
+		    !target_peek_same(ref, file, off, c->rbuf[i], n))
+			return false;
 	c->st.bytes_compared += n;
 	return true;
 }
@@ -446,6 +435,9 @@ static int verify_all(struct checker *c)
 		}
 		all |= mask[i];
 	}
+	/* What an adoption compared whole just now is not read again. */
+	all &= ~c->compared;
+	c->compared = 0;
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
 		int ret;
 
@@ -505,18 +497,19 @@ enum take_step {
 };
 
 /*
- * Target src's file f taken by every other target: 0, or the error and
- * in *who the target that failed.  A copy reads src once for all of
- * them (target_copy_file_n).
+ * Target src's file f taken by every other target but those whose bit f
+ * of keep[] says they hold it already (keep NULL: none does): 0, or the
+ * error and in *who the target that failed.  A copy reads src once for
+ * all of them (target_copy_file_n).
  */
 static int take_one(struct checker *c, int src, unsigned f,
-		    enum take_step step, int *who)
+		    enum take_step step, const uint32_t *keep, int *who)
 {
 	struct target *dst[TARGET_MAX], *from = c->t[src];
 	int idx[TARGET_MAX], n = 0, failed = 0, ret = 0;
 
 	for (int i = 0; i < c->n; i++) {
-		if (i == src)
+		if (i == src || (keep && (keep[i] & (1u << f))))
 			continue;
 		idx[n] = i;
 		dst[n++] = c->t[i];
@@ -538,14 +531,15 @@ static int take_one(struct checker *c, int src, unsigned f,
 
 /*
  * One step of every other target taking the files in mask from target
- * src.  A target that runs out of room is judged (stall_if_full).  0 when
- * every step went through; else *stop is set and the return is what the
+ * src (but what keep[] says a target holds already; NULL: nothing).  A
+ * target that runs out of room is judged (stall_if_full).  0 when every
+ * step went through; else *stop is set and the return is what the
  * caller returns: 0 if the checker stalled, else the status of the
  * failure, said as "VERB SRC's FILE WHY failed: ERROR".
  */
 static int take_files(struct checker *c, int src, uint32_t mask,
-		      enum take_step step, const char *verb, const char *why,
-		      int *stop)
+		      enum take_step step, const uint32_t *keep,
+		      const char *verb, const char *why, int *stop)
 {
 	*stop = 1;
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
@@ -554,7 +548,7 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 
 		if (!(mask & (1u << f)))
 			continue;
-		ret = take_one(c, src, f, step, &i);
+		ret = take_one(c, src, f, step, keep, &i);
 		if (ret == -ENOSPC && stall_if_full(c, i, src, f))
 			return c->stalled ? 0 : c->status;
 		if (ret)
@@ -569,21 +563,61 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 }
 
 /*
- * Every other target takes the files in mask as target src has them: all
- * of them emptied first, so no copy needs space another file's old
- * contents still hold, then copied (target_copy_file: no more space than
- * src uses).
+ * In keep[i], the files of mask that target i already holds as src does
+ * (target_same_file_n): a copy would leave them as they are.  A target
+ * that cannot be read is left to the copy, which reports it.
+ */
+static void held_already(struct checker *c, int src, uint32_t mask,
+			 uint32_t *keep)
+{
+	struct target *dst[TARGET_MAX];
+	int idx[TARGET_MAX], n = 0;
+
+	c->compared = 0;
+	for (int i = 0; i < c->n; i++) {
+		keep[i] = 0;
+		if (i == src)
+			continue;
+		idx[n] = i;
+		dst[n++] = c->t[i];
+	}
+	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
+		uint32_t same;
+
+		if (!(mask & (1u << f)) ||
+		    target_same_file_n(dst, n, c->t[src], f, c->wbuf, c->chunk,
+				       &same))
+			continue;
+		for (int k = 0; k < n; k++)
+			if (same & (1u << k)) {
+				keep[idx[k]] |= 1u << f;
+				c->st.adopt_kept++;
+			}
+		if (n && same == (1u << n) - 1)
+			c->compared |= 1u << f;
+	}
+}
+
+/*
+ * Every other target takes the files in mask as target src has them:
+ * those it does not hold as src does already (held_already) are all
+ * emptied first, so no copy needs space another file's old contents
+ * still hold, then copied (target_copy_file: no more space than src
+ * uses).
  */
 static int adopt_files(struct checker *c, int src, uint32_t mask,
 		       const char *when)
 {
+	uint32_t keep[TARGET_MAX];
 	int stop, ret;
 
 	if (mask)
 		c->twin_adopted |= mask | 1u << 31;
-	ret = take_files(c, src, mask, TAKE_CLEAR, "adopting", when, &stop);
+	held_already(c, src, mask, keep);
+	ret = take_files(c, src, mask, TAKE_CLEAR, keep, "adopting", when,
+			 &stop);
 	if (!stop)
-		ret = take_files(c, src, mask, TAKE_COPY, "adopting", when,
+		ret = take_files(c, src, mask, TAKE_COPY, keep, "adopting", when,
 				 &stop);
 	return ret;
 }
@@ -705,7 +739,7 @@ static int match_files(struct checker *c, int src, uint32_t mask)
 {
 	int stop;
 
-	return take_files(c, src, mask, TAKE_MATCH, "taking",
+	return take_files(c, src, mask, TAKE_MATCH, NULL, "taking",
 			  "after it ran out of space", &stop);
 }
 
@@ -1017,6 +1051,7 @@ int check_op(struct checker *c, const struct op *in)
 		return c->status;
 	if (c->stalled)
 		return 0;
+	c->compared = 0;
 	op_normalize(&op);
 	ki = op_kind_info(op.kind);
 	if (op.kind == OP_NONE)

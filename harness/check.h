@@ -111,6 +111,8 @@ struct check_stats {
 	uint64_t bytes_compared;
 	uint64_t enospc;                    /* ENOSPCs judged legitimate      */
 	uint64_t stalls;                    /* sequences stalled (check_stalled) */
+	uint64_t adopt_kept;                /* files a target already held as
+					       a crash's source did: no copy */
 };
 
 /* What the last failure was (valid when status != CHECK_OK). */

@@ -562,6 +562,117 @@ int target_match_file(struct target *dst, struct target *src, unsigned file,
 	return 0;
 }
 
+/* Whether t's n bytes of file at off are those of want, read in place
+ * through its peek (a hole reads as zeros). */
+int target_peek_same(struct target *t, unsigned file, uint64_t off,
+		     const uint8_t *want, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		const uint8_t *p;
+		int64_t k = t->ops->peek(t, file, off + at, n - at, &p);
+
+		if (k <= 0)
+			return 0;
+		if (p ? memcmp(want + at, p, (size_t)k) != 0
+		      : !target_bytes_zero(want + at, (size_t)k))
+			return 0;
+		at += (size_t)k;
+	}
+	return 1;
+}
+
+static int same_ranges(const struct range_vec *a, const struct range_vec *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].off != b->v[i].off || a->v[i].len != b->v[i].len ||
+		    a->v[i].kind != b->v[i].kind)
+			return 0;
+	return 1;
+}
+
+/* The bits of *same whose dst[] holds src's bytes of file [0, size). */
+static int same_bytes(struct target *const *dst, int n, struct target *src,
+		      unsigned file, uint64_t size, uint8_t *buf,
+		      size_t buflen, uint32_t *same)
+{
+	size_t half = buflen / 2;
+	uint8_t *want = buf, *have = buf + half;
+
+	for (uint64_t off = 0; off < size && *same;) {
+		size_t len = size - off < half ? (size_t)(size - off) : half;
+		int64_t r = src->ops->read(src, file, off, want, len);
+
+		if (r < 0)
+			return (int)r;
+		if ((uint64_t)r != len)
+			return -EIO; /* it said it holds size bytes */
+		for (int i = 0; i < n; i++) {
+			struct target *d = dst[i];
+			int64_t k;
+
+			if (!(*same & (1u << i)))
+				continue;
+			if (d->ops->peek) {
+				if (!target_peek_same(d, file, off, want, len))
+					*same &= ~(1u << i);
+				continue;
+			}
+			k = d->ops->read(d, file, off, have, len);
+			if (k < 0)
+				return (int)k;
+			if ((uint64_t)k != len || memcmp(want, have, len))
+				*same &= ~(1u << i);
+		}
+		off += len;
+	}
+	return 0;
+}
+
+int target_same_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, uint32_t *same)
+{
+	int64_t size = src->ops->size(src, file);
+	struct range_vec want = { 0 }, have = { 0 };
+	int ret = 0, listed = 0;
+
+	*same = 0;
+	if (size < 0 && size != -ENOENT)
+		return (int)size;
+	for (int i = 0; i < n; i++) {
+		int64_t s = dst[i]->ops->size(dst[i], file);
+
+		if (s < 0 && s != -ENOENT)
+			return (int)s;
+		if (s == size)
+			*same |= 1u << i;
+	}
+	if (size == -ENOENT)
+		return 0; /* the bits set: missing there too */
+	for (int i = 0; i < n && *same && !ret; i++) {
+		if (!(*same & (1u << i)) || !dst[i]->ops->ranges ||
+		    !src->ops->ranges)
+			continue;
+		if (!listed++)
+			ret = src->ops->ranges(src, file, push_range, &want);
+		have.n = 0;
+		if (!ret)
+			ret = dst[i]->ops->ranges(dst[i], file, push_range,
+						  &have);
+		if (!ret && !same_ranges(&want, &have))
+			*same &= ~(1u << i);
+	}
+	free(want.v);
+	free(have.v);
+	if (!ret && *same && size > 0)
+		ret = same_bytes(dst, n, src, file, (uint64_t)size, buf, buflen,
+				 same);
+	if (ret)
+		*same = 0;
+	return ret;
+}
+
 int target_copy_file_n(struct target *const *dst, int n, struct target *src,
 		       unsigned file, void *buf, size_t buflen, int *failed)
 {

@@ -305,6 +305,21 @@ int target_copy_file(struct target *dst, struct target *src, unsigned file,
 int target_copy_file_n(struct target *const *dst, int n, struct target *src,
 		       unsigned file, void *buf, size_t buflen, int *failed);
 /*
+ * Which of the n targets dst[] already hold file `file` as a copy from
+ * src (target_copy_file_n) would leave it, in *same (bit i for dst[i]):
+ * missing on both, or the same size and bytes and, where both list
+ * their ranges, the same written and unwritten ranges (adjacent ones of
+ * a kind joined).  src is read once for all of them; a target with a
+ * peek is compared in place.  buf is scratch of buflen (>= 8192) bytes,
+ * split in two.  0, or -errno (then *same is 0).
+ */
+int target_same_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, uint32_t *same);
+/* 1 when t's n bytes of file `file` at off, seen through its peek (a
+ * hole as zeros), are those of want; else 0. */
+int target_peek_same(struct target *t, unsigned file, uint64_t off,
+		     const uint8_t *want, size_t n);
+/*
  * Make file `file` of dst read as src's by writing only where the two
  * differ (runs of 512-byte sectors), after cutting dst down to src's
  * size when it is longer: what a full device can still do, since dst
