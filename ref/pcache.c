@@ -311,10 +311,80 @@ struct pc_tally {
 	bool hint_seen;              /* the map's lookup hint is a leaf of it */
 };
 
+/*
+ * The slots of node n in use, as a mask (bit i: slot i; a fan-out of 64
+ * fills the word).  Slots past the fan-out must be empty, and are.
+ */
+static int used_slots(struct pcache *pc, struct pc_map *m,
+		      const struct pc_node *n, uint64_t *used)
+{
+	static const uintptr_t none[PC_SLOTS];
+	unsigned fan = FSLOTS(pc);
+
+	*used = 0;
+	for (unsigned i = 0; i < fan; i++)
+		*used |= (uint64_t)(n->slots[i] != 0) << i;
+	/* past the fan-out: compared with zeros at once, then the culprit */
+	if (fan < PC_SLOTS &&
+	    memcmp(n->slots + fan, none, (PC_SLOTS - fan) * sizeof(*none)))
+		for (unsigned i = fan; i < PC_SLOTS; i++)
+			if (n->slots[i])
+				BAD(pc, "map %llu: slot %u used in a %u-way "
+				    "node at %llu", (unsigned long long)m->id, i,
+				    fan, (unsigned long long)n->base);
+	return 0;
+}
+
+/*
+ * Each mark of n on used slots only and, above the leaves, on exactly
+ * the slots whose child has that mark somewhere: a word per mark, not a
+ * bit at a time.
+ */
+static int audit_marks(struct pcache *pc, struct pc_map *m,
+		       const struct pc_node *n, uint64_t used)
+{
+	uint64_t child[PC_NMARKS] = { 0 };
+
+	for (unsigned k = 0; k < PC_NMARKS; k++) {
+		uint64_t stray = n->marks[k] & ~used;
+
+		if (stray)
+			BAD(pc, "map %llu: mark %u set on empty index %llu",
+			    (unsigned long long)m->id, k,
+			    (unsigned long long)(n->base +
+			    ((uint64_t)__builtin_ctzll(stray) << n->shift)));
+	}
+	if (!n->shift)
+		return 0;
+	for (uint64_t u = used; u; u &= u - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(u);
+		uintptr_t e = n->slots[i];
+
+		if (!pc_is_node(e))
+			BAD(pc, "map %llu: entry above the leaves at %llu",
+			    (unsigned long long)m->id,
+			    (unsigned long long)(n->base + ((uint64_t)i << n->shift)));
+		for (unsigned k = 0; k < PC_NMARKS; k++)
+			child[k] |= (uint64_t)(pc_node_of(e)->marks[k] != 0) << i;
+	}
+	for (unsigned k = 0; k < PC_NMARKS; k++) {
+		uint64_t differ = n->marks[k] ^ child[k];
+
+		if (differ)
+			BAD(pc, "map %llu: mark %u of node slot %llu does not "
+			    "match its child", (unsigned long long)m->id, k,
+			    (unsigned long long)(n->base +
+			    ((uint64_t)__builtin_ctzll(differ) << n->shift)));
+	}
+	return 0;
+}
+
 static int audit_node(struct pcache *pc, struct pc_map *m,
 		      const struct pc_node *n, struct pc_tally *t)
 {
 	unsigned count = 0, values = 0;
+	uint64_t used;
+	int err;
 
 	t->nodes++;
 	if (n == m->hint && n->shift == 0)
@@ -322,54 +392,19 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 	if (n->map != m)
 		BAD(pc, "map %llu: node at base %llu names another map",
 		    (unsigned long long)m->id, (unsigned long long)n->base);
-	/* Past the fan-out: no entry, no mark (the slots in use below).
-	 * The slots are ORed first, a loop the compiler vectorises. */
-	{
-		uintptr_t any = 0;
-
-		for (unsigned i = FSLOTS(pc); i < PC_SLOTS; i++)
-			any |= n->slots[i];
-		for (unsigned i = FSLOTS(pc); any && i < PC_SLOTS; i++)
-			if (n->slots[i])
-				BAD(pc, "map %llu: slot %u used in a %u-way "
-				    "node at %llu", (unsigned long long)m->id, i,
-				    FSLOTS(pc), (unsigned long long)n->base);
-	}
-	for (unsigned k = 0; k < PC_NMARKS; k++) {
-		uint64_t past = FSLOTS(pc) >= 64 ? 0 : n->marks[k] >> FSLOTS(pc);
-
-		if (past)
-			BAD(pc, "map %llu: mark %u set on empty index %llu",
-			    (unsigned long long)m->id, k,
-			    (unsigned long long)(n->base +
-			    ((uint64_t)(FSLOTS(pc) + __builtin_ctzll(past)) << n->shift)));
-	}
-	for (unsigned i = 0; i < FSLOTS(pc); i++) {
+	err = used_slots(pc, m, n, &used);
+	if (!err)
+		err = audit_marks(pc, m, n, used);
+	if (err)
+		return err;
+	for (uint64_t u = used; u; u &= u - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(u);
 		uintptr_t e = n->slots[i];
 		uint64_t idx = n->base + ((uint64_t)i << n->shift);
 
-		if (n->shift && e && !pc_is_node(e))
-			BAD(pc, "map %llu: entry above the leaves at %llu",
-			    (unsigned long long)m->id, (unsigned long long)idx);
-		for (unsigned k = 0; k < PC_NMARKS; k++) {
-			bool bit = (n->marks[k] >> i) & 1;
-
-			if (bit && !e)
-				BAD(pc, "map %llu: mark %u set on empty index %llu",
-				    (unsigned long long)m->id, k,
-				    (unsigned long long)idx);
-			if (n->shift && e && bit != !!pc_node_of(e)->marks[k])
-				BAD(pc, "map %llu: mark %u of node slot %llu "
-				    "does not match its child",
-				    (unsigned long long)m->id, k,
-				    (unsigned long long)idx);
-		}
-		if (!e)
-			continue;
 		count++;
 		if (n->shift) {
 			const struct pc_node *c = pc_node_of(e);
-			int err;
 
 			if (c->parent != n || c->offset != i ||
 			    c->shift + pc->fshift != n->shift || c->base != idx)

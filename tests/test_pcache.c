@@ -756,7 +756,8 @@ TEST(pcache_audit_catches_a_mark_left_on_an_emptied_slot)
 }
 
 /* The audit walks only the slots a node's fan-out has; what lies past
- * them (an entry, a mark) is still caught. */
+ * them (an entry, a mark) is still caught, and so are a node slot's mark
+ * that disagrees with its child and a value above the leaves. */
 TEST(pcache_audit_catches_entries_and_marks_past_a_small_fanout)
 {
 	struct eng g;
@@ -780,6 +781,21 @@ TEST(pcache_audit_catches_entries_and_marks_past_a_small_fanout)
 	leaf->slots[63] = leaf->slots[0];
 	CHECK(audit_says(g.fs, "slot 63 used in a 4-way node at 4"));
 	leaf->slots[63] = 0;
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* a node slot's mark says whether its child has that mark: set
+	 * with none below, and missing with one below */
+	CHECK(!(leaf->marks[PC_TOWRITE]) && !(root->marks[PC_TOWRITE] & 2));
+	root->marks[PC_TOWRITE] |= 2;
+	CHECK(audit_says(g.fs, "mark 2 of node slot 4 does not match its child"));
+	root->marks[PC_TOWRITE] &= ~2ull;
+	leaf->marks[PC_TOWRITE] |= 1;
+	CHECK(audit_says(g.fs, "mark 2 of node slot 4 does not match its child"));
+	leaf->marks[PC_TOWRITE] &= ~1ull;
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* above the leaves only nodes */
+	root->slots[2] = pc_mk_value(1);
+	CHECK(audit_says(g.fs, "entry above the leaves at 8"));
+	root->slots[2] = 0;
 	CHECK_OK(ref_audit(g.fs, say, NULL));
 	eng_close(&g);
 }
