@@ -435,9 +435,6 @@ static int verify_all(struct checker *c)
 		}
 		all |= mask[i];
 	}
-	/* What an adoption compared whole just now is not read again. */
-	all &= ~c->compared;
-	c->compared = 0;
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
 		int ret;
 
@@ -573,7 +570,6 @@ static void held_already(struct checker *c, int src, uint32_t mask,
 	struct target *dst[TARGET_MAX];
 	int idx[TARGET_MAX], n = 0;
 
-	c->compared = 0;
 	for (int i = 0; i < c->n; i++) {
 		keep[i] = 0;
 		if (i == src)
@@ -593,8 +589,6 @@ static void held_already(struct checker *c, int src, uint32_t mask,
 				keep[idx[k]] |= 1u << f;
 				c->st.adopt_kept++;
 			}
-		if (n && same == (1u << n) - 1)
-			c->compared |= 1u << f;
 	}
 }
 
@@ -1051,7 +1045,6 @@ int check_op(struct checker *c, const struct op *in)
 		return c->status;
 	if (c->stalled)
 		return 0;
-	c->compared = 0;
 	op_normalize(&op);
 	ki = op_kind_info(op.kind);
 	if (op.kind == OP_NONE)

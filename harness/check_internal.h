@@ -25,10 +25,6 @@ struct checker {
 	uint32_t dirty;              /* files changed since their durable point */
 	uint32_t touched;            /* files any op named                     */
 	uint32_t exists;             /* files that exist, as the checker knows */
-	uint32_t compared;           /* files a crash's adoption found every
-					target holding as its source does:
-					compared whole since, so the verify
-					right after it leaves them out        */
 	struct check_stats st;
 	struct check_failure fail;
 	int status;

@@ -643,8 +643,10 @@ int target_same_file_n(struct target *const *dst, int n, struct target *src,
 	for (int i = 0; i < n; i++) {
 		int64_t s = dst[i]->ops->size(dst[i], file);
 
-		if (s < 0 && s != -ENOENT)
+		if (s < 0 && s != -ENOENT) {
+			*same = 0;
 			return (int)s;
+		}
 		if (s == size)
 			*same |= 1u << i;
 	}
