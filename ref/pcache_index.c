@@ -40,7 +40,8 @@ static uint64_t span_max(const struct pcache *pc, unsigned shift)
 }
 
 /* Levels from the root down its first used slots (the tree has no empty
- * node, so every internal node leads to a leaf). */
+ * node, so every internal node leads to a leaf; in a damaged tree, which
+ * the audit measures too, the walk stops at an entry that is no node). */
 unsigned pc_height(const struct pc_map *m)
 {
 	const struct pc_node *n = m->root;
@@ -54,7 +55,8 @@ unsigned pc_height(const struct pc_map *m)
 			break;
 		while (i < PC_SLOTS && !n->slots[i])
 			i++;
-		n = i < PC_SLOTS ? pc_node_of(n->slots[i]) : NULL;
+		n = i < PC_SLOTS && pc_is_node(n->slots[i]) ?
+		    pc_node_of(n->slots[i]) : NULL;
 	}
 	return h;
 }

@@ -797,6 +797,19 @@ TEST(pcache_audit_catches_entries_and_marks_past_a_small_fanout)
 	CHECK(audit_says(g.fs, "entry above the leaves at 8"));
 	root->slots[2] = 0;
 	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* a root that counts one entry, a value in its slot 0: the audit
+	 * measures the tree's height without following the value */
+	{
+		uintptr_t first = root->slots[0];
+		uint8_t count = root->count;
+
+		root->slots[0] = pc_mk_value(1);
+		root->count = 1;
+		CHECK(audit_says(g.fs, "root of height 1 uses only slot 0"));
+		root->slots[0] = first;
+		root->count = count;
+		CHECK_OK(ref_audit(g.fs, say, NULL));
+	}
 	eng_close(&g);
 }
 
