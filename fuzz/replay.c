@@ -233,8 +233,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--describe")) {
 			describe = 1;
 		} else if (!strcmp(a, "--bench") && i + 1 < argc) {
-			bench = strtol(argv[++i], NULL, 10);
-			if (bench < 1)
+			char *end;
+
+			bench = strtol(argv[++i], &end, 10);
+			if (*end || bench < 1)
 				goto bad_usage;
 		} else if (!strcmp(a, "--slowest") && i + 1 < argc) {
 			char *end;

@@ -424,10 +424,13 @@ if [ "$n" -ne 3 ] || ! grep -q '^together ' "$tmp/slowest.log"; then
 	sed 's/^/  /' "$tmp/slowest.log"
 	rc=1
 fi
-if "$O"/fuzz/replay/diff --slowest 0 corpus/diff > /dev/null 2>&1; then
-	echo "replay/diff --slowest 0: accepted"
-	rc=1
-fi
+for bad in "--slowest 0" "--slowest 3x" "--bench 0" "--bench 2x"; do
+	# shellcheck disable=SC2086 # the option and its value
+	if "$O"/fuzz/replay/diff $bad corpus/diff > /dev/null 2>&1; then
+		echo "replay/diff $bad: accepted"
+		rc=1
+	fi
+done
 tally replay "$rc"
 
 if [ "$quick" -eq 0 ] && ! [ -x "$O"/fuzz/libfuzzer/diff ]; then
