@@ -273,19 +273,14 @@ int main(int argc, char **argv)
 	t0 = now();
 	for (long round = 0; round < (bench ? bench : 1); round++) {
 		for (size_t i = 0; i < ninputs; i++) {
+			double t = slowest ? now() : 0;
+
 			current = inputs[i].path;
 			if (verbose && !bench)
 				fprintf(stderr, "fuzz replay: %s\n", current);
-			if (slowest) {
-				double t = now();
-
-				LLVMFuzzerTestOneInput(inputs[i].data,
-						       inputs[i].len);
+			LLVMFuzzerTestOneInput(inputs[i].data, inputs[i].len);
+			if (slowest)
 				inputs[i].secs += now() - t;
-			} else {
-				LLVMFuzzerTestOneInput(inputs[i].data,
-						       inputs[i].len);
-			}
 		}
 	}
 	current = NULL;

@@ -499,11 +499,13 @@ enum take_step {
  * error and in *who the target that failed.  A copy reads src once for
  * all of them (target_copy_file_n).
  */
-static int take_one(struct checker *c, int src, unsigned f,
-		    enum take_step step, const uint32_t *keep, int *who)
+/* The targets but src and those whose bit f of keep[] is set (keep NULL:
+ * none), in dst[] with their indexes in idx[]; returns how many. */
+static int other_targets(const struct checker *c, int src,
+			 const uint32_t *keep, unsigned f,
+			 struct target **dst, int *idx)
 {
-	struct target *dst[TARGET_MAX], *from = c->t[src];
-	int idx[TARGET_MAX], n = 0, failed = 0, ret = 0;
+	int n = 0;
 
 	for (int i = 0; i < c->n; i++) {
 		if (i == src || (keep && (keep[i] & (1u << f))))
@@ -511,6 +513,16 @@ static int take_one(struct checker *c, int src, unsigned f,
 		idx[n] = i;
 		dst[n++] = c->t[i];
 	}
+	return n;
+}
+
+static int take_one(struct checker *c, int src, unsigned f,
+		    enum take_step step, const uint32_t *keep, int *who)
+{
+	struct target *dst[TARGET_MAX], *from = c->t[src];
+	int idx[TARGET_MAX], failed = 0, ret = 0;
+	int n = other_targets(c, src, keep, f, dst, idx);
+
 	if (step == TAKE_COPY && n) {
 		ret = target_copy_file_n(dst, n, from, f, c->wbuf, c->chunk,
 					 &failed);
@@ -568,15 +580,10 @@ static void held_already(struct checker *c, int src, uint32_t mask,
 			 uint32_t *keep)
 {
 	struct target *dst[TARGET_MAX];
-	int idx[TARGET_MAX], n = 0;
+	int idx[TARGET_MAX];
+	int n = other_targets(c, src, NULL, 0, dst, idx);
 
-	for (int i = 0; i < c->n; i++) {
-		keep[i] = 0;
-		if (i == src)
-			continue;
-		idx[n] = i;
-		dst[n++] = c->t[i];
-	}
+	memset(keep, 0, (size_t)c->n * sizeof(*keep));
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
 		uint32_t same;
 
