@@ -3,16 +3,19 @@
  * else.  It is the oracle every other target is compared with, so it is
  * written to be obviously correct by reading, not to be fast:
  *
- *   - every op is a few lines over four primitives (read, write, zero,
- *     move bytes) on one file's array;
+ *   - every op is a few lines over five primitives (read, write, zero,
+ *     move bytes, shift a file's tail) on one file's array;
  *   - one invariant: bytes at and beyond the size are zero, so growing a
  *     file (truncate up, a write past EOF) exposes zeros with no work;
  *   - errors follow Linux (vfs_fallocate, generic_copy_file_checks,
  *     generic_remap_checks) where the op has a Linux counterpart.
  *
- * The array is stored in 64 KiB chunks allocated on first write, so a
- * sparse 16 GiB file costs nothing until written.  That is the only
- * concession to size; a chunk that is not there reads as zeros.
+ * The array is stored in 4 KiB chunks allocated on first write, found
+ * through a directory of leaves of 512 chunk pointers (2 MiB of file a
+ * leaf), so a sparse 16 GiB file costs nothing until written; a chunk
+ * that is not there reads as zeros.  Collapse and insert on chunk edges
+ * move chunk pointers instead of bytes (mf_shift_tail).  Those are the
+ * only concessions to size and speed.
  *
  * Durability (fsync, crash) is not the model's business: the checker
  * tracks which files are durable and, after a crash, loads each
@@ -27,14 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_SHIFT 16
+#define CHUNK_SHIFT 12
 #define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
+#define LEAF_SHIFT 9
+#define LEAF ((uint64_t)1 << LEAF_SHIFT)   /* chunk pointers in a leaf    */
+#define EXCH_PIECE ((uint64_t)64 << 10)    /* bytes an exchange swaps a go */
 /* Largest file size (like s_maxbytes); beyond it writes get -EFBIG. */
 #define MODEL_MAXBYTES ((uint64_t)1 << 43)
 
 struct mfile {
-	uint8_t **chunk;   /* chunk[i] holds [i * CHUNK, (i + 1) * CHUNK)     */
-	uint64_t nchunk;   /* entries in the table                            */
+	uint8_t ***leaf;   /* leaf[i][j] holds chunk (i << LEAF_SHIFT) + j,
+			      [that * CHUNK, (that + 1) * CHUNK) of the file */
+	uint64_t nleaf;    /* entries in the directory                        */
 	uint64_t size;
 	int exists;
 };
@@ -42,8 +49,8 @@ struct mfile {
 struct model {
 	struct target t;
 	struct mfile f[OP_MAX_FILES];
-	uint8_t *bounce;   /* CHUNK bytes each: an exchange swaps through     */
-	uint8_t *bounce2;  /* these two                                       */
+	uint8_t *bounce;   /* EXCH_PIECE bytes each: an exchange swaps        */
+	uint8_t *bounce2;  /* through these two                               */
 };
 
 static struct model *to_model(struct target *t)
@@ -56,7 +63,63 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* --- the four primitives over one file's bytes (sizes untouched) --- */
+/* --- where the chunks are --- */
+
+/* The slot of chunk ci when its leaf is there, else NULL. */
+static uint8_t **chunk_slot(const struct mfile *f, uint64_t ci)
+{
+	uint64_t li = ci >> LEAF_SHIFT;
+
+	return li < f->nleaf && f->leaf[li] ? &f->leaf[li][ci & (LEAF - 1)]
+					    : NULL;
+}
+
+/* Chunk ci, NULL when it is not there (zeros). */
+static uint8_t *chunk_at(const struct mfile *f, uint64_t ci)
+{
+	uint8_t **slot = chunk_slot(f, ci);
+
+	return slot ? *slot : NULL;
+}
+
+/*
+ * The slot of chunk ci, its leaf (and a directory long enough) made
+ * when not there yet.  NULL when memory ran out.
+ */
+static uint8_t **chunk_slot_new(struct mfile *f, uint64_t ci)
+{
+	uint64_t li = ci >> LEAF_SHIFT;
+
+	if (li >= f->nleaf) {
+		uint64_t want = f->nleaf ? f->nleaf : 4;
+		uint8_t ***dir;
+
+		while (want <= li)
+			want *= 2;
+		dir = realloc(f->leaf, want * sizeof(*dir));
+		if (!dir)
+			return NULL;
+		memset(dir + f->nleaf, 0, (want - f->nleaf) * sizeof(*dir));
+		f->leaf = dir;
+		f->nleaf = want;
+	}
+	if (!f->leaf[li])
+		f->leaf[li] = park_zalloc(LEAF * sizeof(**f->leaf));
+	return f->leaf[li] ? &f->leaf[li][ci & (LEAF - 1)] : NULL;
+}
+
+/* Chunk ci is zeros from now on: not there. */
+static void chunk_drop(struct mfile *f, uint64_t ci)
+{
+	uint8_t **slot = chunk_slot(f, ci);
+
+	if (slot && *slot) {
+		park_free(*slot, CHUNK);
+		*slot = NULL;
+	}
+}
+
+/* --- the primitives over one file's bytes (sizes untouched) --- */
 
 static void mf_read(const struct mfile *f, uint64_t off, void *buf,
 		    uint64_t len)
@@ -66,9 +129,10 @@ static void mf_read(const struct mfile *f, uint64_t off, void *buf,
 	while (len) {
 		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
 		uint64_t n = min64(len, CHUNK - co);
+		const uint8_t *c = chunk_at(f, ci);
 
-		if (ci < f->nchunk && f->chunk[ci])
-			memcpy(p, f->chunk[ci] + co, n);
+		if (c)
+			memcpy(p, c + co, n);
 		else
 			memset(p, 0, n);
 		p += n;
@@ -81,7 +145,7 @@ static void mf_read(const struct mfile *f, uint64_t off, void *buf,
  * A chunk, from the process's park of freed blocks (base/park.h: no
  * malloc churn, and no path here that depends on what earlier models
  * freed), zero outside [co, co + n): the caller writes that range at
- * once, so zeroing all 64 KiB first would be wasted on every large write.
+ * once, so zeroing the whole chunk first would be wasted.
  */
 static uint8_t *chunk_new(uint64_t co, uint64_t n)
 {
@@ -98,47 +162,40 @@ static uint8_t *chunk_new(uint64_t co, uint64_t n)
  * Chunk ci of f for writing [co, co + n) of it: allocated (zero outside
  * that range) when it is not there yet.  NULL when memory ran out.
  */
-static uint8_t *mf_chunk_for(struct model *m, struct mfile *f, uint64_t ci,
-			     uint64_t co, uint64_t n)
+static uint8_t *mf_chunk_for(struct mfile *f, uint64_t ci, uint64_t co,
+			     uint64_t n)
 {
-	if (ci >= f->nchunk) {
-		uint64_t want = f->nchunk ? f->nchunk : 4;
-		uint8_t **tab;
+	uint8_t **slot = chunk_slot_new(f, ci);
 
-		while (want <= ci)
-			want *= 2;
-		tab = realloc(f->chunk, want * sizeof(*tab));
-		if (!tab)
-			return NULL;
-		memset(tab + f->nchunk, 0, (want - f->nchunk) * sizeof(*tab));
-		f->chunk = tab;
-		f->nchunk = want;
-	}
-	if (!f->chunk[ci])
-		f->chunk[ci] = chunk_new(co, n);
-	return f->chunk[ci];
+	if (!slot)
+		return NULL;
+	if (!*slot)
+		*slot = chunk_new(co, n);
+	return *slot;
 }
 
 /* Write bytes; zeros landing where no chunk exists allocate nothing. */
-static int mf_write(struct model *m, struct mfile *f, uint64_t off,
-		    const void *buf, uint64_t len)
+static int mf_write(struct mfile *f, uint64_t off, const void *buf,
+		    uint64_t len)
 {
 	const uint8_t *p = buf;
 
 	while (len) {
 		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
 		uint64_t n = min64(len, CHUNK - co);
+		uint8_t *c = chunk_at(f, ci);
 
-		if ((ci >= f->nchunk || !f->chunk[ci]) &&
-		    target_bytes_zero(p, (size_t)n)) {
+		if (!c && target_bytes_zero(p, (size_t)n)) {
 			p += n;
 			off += n;
 			len -= n;
 			continue;
 		}
-		if (!mf_chunk_for(m, f, ci, co, n))
+		if (!c)
+			c = mf_chunk_for(f, ci, co, n);
+		if (!c)
 			return -ENOMEM;
-		memcpy(f->chunk[ci] + co, p, n);
+		memcpy(c + co, p, n);
 		p += n;
 		off += n;
 		len -= n;
@@ -151,14 +208,16 @@ static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
 	while (len) {
 		uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
 		uint64_t n = min64(len, CHUNK - co);
+		uint64_t li = ci >> LEAF_SHIFT;
 
-		if (ci >= f->nchunk)
+		if (li >= f->nleaf)
 			return;
-		if (f->chunk[ci] && n == CHUNK) { /* a chunk not there is zeros */
-			park_free(f->chunk[ci], CHUNK);
-			f->chunk[ci] = NULL;
-		} else if (f->chunk[ci]) {
-			memset(f->chunk[ci] + co, 0, n);
+		if (!f->leaf[li]) {     /* a leaf not there is zeros: skip it */
+			n = min64(len, ((li + 1) << (LEAF_SHIFT + CHUNK_SHIFT)) - off);
+		} else if (n == CHUNK) { /* a chunk not there is zeros */
+			chunk_drop(f, ci);
+		} else if (f->leaf[li][ci & (LEAF - 1)]) {
+			memset(f->leaf[li][ci & (LEAF - 1)] + co, 0, n);
 		}
 		off += n;
 		len -= n;
@@ -172,8 +231,8 @@ static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
  * cross no chunk edge on either side; a source chunk that is not there
  * zeroes its piece of the destination.
  */
-static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
-		   const struct mfile *sf, uint64_t soff, uint64_t len)
+static int mf_move(struct mfile *df, uint64_t doff, const struct mfile *sf,
+		   uint64_t soff, uint64_t len)
 {
 	int backward = df == sf && doff > soff;
 
@@ -188,14 +247,14 @@ static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
 		uint64_t sat = backward ? soff + len - n : soff;
 		uint64_t dat = backward ? doff + len - n : doff;
 		uint64_t dco = dat & (CHUNK - 1);
+		const uint8_t *src = chunk_at(sf, sci);
 
-		if (sci < sf->nchunk && sf->chunk[sci]) {
-			uint8_t *dst = mf_chunk_for(m, df, dci, dco, n);
+		if (src) {
+			uint8_t *dst = mf_chunk_for(df, dci, dco, n);
 
 			if (!dst)
 				return -ENOMEM;
-			/* after mf_chunk_for: it may move df's table (sf's too) */
-			memmove(dst + dco, sf->chunk[sci] + (sat & (CHUNK - 1)), n);
+			memmove(dst + dco, src + (sat & (CHUNK - 1)), n);
 		} else {
 			mf_zero(df, dat, n);
 		}
@@ -208,12 +267,65 @@ static int mf_move(struct model *m, struct mfile *df, uint64_t doff,
 	return 0;
 }
 
-/* Drop a file's bytes; its chunks go to the park. */
+/*
+ * Move f's tail [from, size) to start at `to`, as mf_move does; then
+ * the bytes from the moved tail's end to the old size (a collapse) or
+ * from `from` to `to` (an insert) are zeros.  The size is the caller's.
+ * With both offsets on chunk edges whole chunks change places, their
+ * bytes untouched (the tail's last chunk is zero past the size, as
+ * everything past the size is), and the chunks the tail leaves are not
+ * there; else byte by byte.
+ */
+static int mf_shift_tail(struct mfile *f, uint64_t from, uint64_t to)
+{
+	uint64_t len = f->size - from;
+	uint64_t first = from >> CHUNK_SHIFT, dfirst = to >> CHUNK_SHIFT;
+	uint64_t nch = (len + CHUNK - 1) >> CHUNK_SHIFT;
+	int backward = to > from;
+
+	if (from >= f->size || from == to)
+		return 0;
+	if ((from | to) & (CHUNK - 1)) {
+		int err = mf_move(f, to, f, from, len);
+
+		if (err)
+			return err;
+	} else {
+		/* every leaf the tail lands in first: a failure changes nothing */
+		for (uint64_t ci = dfirst; ci < dfirst + nch;
+		     ci = ((ci >> LEAF_SHIFT) + 1) << LEAF_SHIFT)
+			if (!chunk_slot_new(f, ci))
+				return -ENOMEM;
+		for (uint64_t k = 0; k < nch; k++) {
+			uint64_t i = backward ? nch - 1 - k : k;
+			uint8_t **src = chunk_slot(f, first + i);
+			uint8_t *c = src ? *src : NULL;
+
+			if (src)
+				*src = NULL;
+			/* what the tail covers goes, unless taken already */
+			chunk_drop(f, dfirst + i);
+			*chunk_slot(f, dfirst + i) = c;
+		}
+	}
+	if (backward)
+		mf_zero(f, from, to - from);
+	else
+		mf_zero(f, to + len, f->size - (to + len));
+	return 0;
+}
+
+/* Drop a file's bytes; its chunks and leaves go to the park. */
 static void mf_free(struct mfile *f)
 {
-	for (uint64_t i = 0; i < f->nchunk; i++)
-		park_free(f->chunk[i], CHUNK);
-	free(f->chunk);
+	for (uint64_t li = 0; li < f->nleaf; li++) {
+		if (!f->leaf[li])
+			continue;
+		for (uint64_t j = 0; j < LEAF; j++)
+			park_free(f->leaf[li][j], CHUNK);
+		park_free(f->leaf[li], LEAF * sizeof(**f->leaf));
+	}
+	free(f->leaf);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -258,7 +370,7 @@ static int64_t m_pwrite(struct model *m, struct mfile *f, const struct op *op,
 	if (op->off >= MODEL_MAXBYTES)
 		return -EFBIG;
 	len = min64(len, MODEL_MAXBYTES - op->off); /* a short write, as Linux */
-	err = mf_write(m, f, op->off, wbuf, len);
+	err = mf_write(f, op->off, wbuf, len);
 	if (err)
 		return err;
 	if (op->off + len > f->size)
@@ -302,10 +414,10 @@ static int64_t m_collapse(struct model *m, struct mfile *f, const struct op *op)
 	 *   before: | A  | gone |  B  |       after: | A |  B  |
 	 *           0   off    end   size            0  off   size-len
 	 */
-	err = mf_move(m, f, op->off, f, end, old - end);
+	err = mf_shift_tail(f, end, op->off);
 	if (err)
 		return err;
-	mf_set_size(f, old - op->len);
+	f->size = old - op->len; /* past it: zeroed by the shift */
 	return 0;
 }
 
@@ -326,11 +438,10 @@ static int64_t m_insert(struct model *m, struct mfile *f, const struct op *op)
 	 *   before: | A  |  B  |          after: | A  | hole |  B  |
 	 *           0   off   size               0   off  off+len  size+len
 	 */
-	err = mf_move(m, f, op->off + op->len, f, op->off, old - op->off);
+	err = mf_shift_tail(f, op->off, op->off + op->len);
 	if (err)
 		return err;
-	mf_zero(f, op->off, op->len);
-	f->size = old + op->len;
+	f->size = old + op->len; /* the hole: zeroed by the shift */
 	return 0;
 }
 
@@ -349,7 +460,7 @@ static int64_t m_copy(struct model *m, struct mfile *df, struct mfile *sf,
 		return -EINVAL;
 	if (n == 0)
 		return 0;
-	err = mf_move(m, df, op->arg, sf, op->off, n);
+	err = mf_move(df, op->arg, sf, op->off, n);
 	if (err)
 		return err;
 	if (op->arg + n > df->size)
@@ -401,7 +512,7 @@ static int64_t m_clone(struct model *m, struct mfile *df, struct mfile *sf,
 
 	if (err || len == 0)
 		return err;
-	err = mf_move(m, df, op->arg, sf, op->off, len);
+	err = mf_move(df, op->arg, sf, op->off, len);
 	if (err)
 		return err;
 	if (op->arg + len > df->size)
@@ -442,13 +553,13 @@ static int64_t m_exchange(struct model *m, struct mfile *df, struct mfile *sf,
 	if (err)
 		return err;
 	while (done < op->len) {
-		uint64_t n = min64(op->len - done, CHUNK);
+		uint64_t n = min64(op->len - done, EXCH_PIECE);
 
 		mf_read(sf, op->off + done, m->bounce, n);
 		mf_read(df, op->arg + done, m->bounce2, n);
-		err = mf_write(m, sf, op->off + done, m->bounce2, n);
+		err = mf_write(sf, op->off + done, m->bounce2, n);
 		if (!err)
-			err = mf_write(m, df, op->arg + done, m->bounce, n);
+			err = mf_write(df, op->arg + done, m->bounce, n);
 		if (err)
 			return err;
 		done += n;
@@ -587,13 +698,21 @@ static int64_t model_peek(struct target *t, unsigned file, uint64_t off,
 {
 	const struct mfile *f = &to_model(t)->f[file % OP_MAX_FILES];
 	uint64_t ci = off >> CHUNK_SHIFT, co = off & (CHUNK - 1);
+	uint64_t n, end, next;
+	const uint8_t *c;
 
 	if (!f->exists)
 		return -ENOENT;
 	if (off >= f->size)
 		return 0;
-	*p = ci < f->nchunk && f->chunk[ci] ? f->chunk[ci] + co : NULL;
-	return (int64_t)min64(min64(len, f->size - off), CHUNK - co);
+	end = off + min64(len, f->size - off);
+	c = chunk_at(f, ci);
+	n = CHUNK - co;
+	/* zeros: as far as the chunks that are not there go */
+	for (next = ci + 1; !c && off + n < end && !chunk_at(f, next); next++)
+		n += CHUNK;
+	*p = c ? c + co : NULL;
+	return (int64_t)min64(n, end - off);
 }
 
 static int model_list(struct target *t, uint32_t *mask)
@@ -644,8 +763,8 @@ int model_target_new(uint32_t blocksize, struct target **out)
 
 	if (!m)
 		goto out_nomem;
-	m->bounce = malloc(CHUNK);
-	m->bounce2 = malloc(CHUNK);
+	m->bounce = malloc(EXCH_PIECE);
+	m->bounce2 = malloc(EXCH_PIECE);
 	if (!m->bounce || !m->bounce2)
 		goto out_nomem;
 	m->t.ops = &model_ops;

@@ -357,30 +357,40 @@ int main(int argc, char **argv)
 
 /*
  * The moves behind collapse, insert and copy_range, against a flat copy:
- * files of several of the model's 64 KiB chunks, sparse ones included,
+ * files of many of the model's 4 KiB chunks, sparse ones included,
  * ranges at odd offsets that cross chunk edges on the source side, the
  * destination side or both, overlapping forward and backward in one
- * file.  Before each op the test reads the files whole, does the op on
- * those bytes itself, and compares every byte and the size after.
+ * file; collapse and insert on chunk edges (whole chunks change places)
+ * and, with blocks of 512 bytes, off them (bytes move).  Before each op
+ * the test does the op on its own flat copy of the files, and after it
+ * compares every byte and the size.  Writes past the end of a file
+ * expose what a collapse or insert left past the size or in the hole.
  */
-#define MOVE_MAX (6 * 65536)
+#define FLAT_MAX (6u << 20)
+
+static uint8_t flat[2][FLAT_MAX], got[FLAT_MAX];
 
 static void flat_move(uint8_t *d, const uint8_t *s, uint64_t n)
 {
 	memmove(d, s, (size_t)n);
 }
 
-TEST(model_moves_match_a_flat_copy_across_chunk_edges)
+/* ops random ops with block size bs over offsets below span (files up
+ * to twice that), the write lengths up to maxw; the ops that moved
+ * bytes (all but writes) are counted in *moves. */
+static void moves_match(uint32_t bs, uint64_t span, uint64_t maxw,
+			int ops, uint64_t seed, unsigned *moves)
 {
-	static uint8_t flat[2][2 * MOVE_MAX], got[2 * MOVE_MAX];
 	struct target *m;
 	struct rng r;
 	int64_t size[2] = { 0, 0 };
-	unsigned moves = 0;
 
-	rng_seed(&r, 20261204);
-	CHECK_OK(model_target_new(4096, &m));
-	for (int i = 0; i < 600; i++) {
+	CHECK(2 * span <= FLAT_MAX);
+	memset(flat, 0, sizeof(flat));
+	rng_seed(&r, seed);
+	CHECK_OK(model_target_new(bs, &m));
+	*moves = 0;
+	for (int i = 0; i < ops; i++) {
 		unsigned f = rng_next(&r) % 2, g = rng_next(&r) % 2;
 		uint64_t pick = rng_next(&r) % 10;
 		struct op op = { .file = (uint8_t)f, .file2 = (uint8_t)g };
@@ -388,8 +398,8 @@ TEST(model_moves_match_a_flat_copy_across_chunk_edges)
 
 		if (pick < 4) {         /* a write, sometimes of zeros */
 			op.kind = OP_PWRITE;
-			op.off = rng_next(&r) % MOVE_MAX;
-			op.len = 1 + rng_next(&r) % 90000;
+			op.off = rng_next(&r) % span;
+			op.len = 1 + rng_next(&r) % maxw;
 			op.flags = OP_FL_PATTERN;
 			op.pattern = (uint8_t)(rng_next(&r) % 3 ? 1 + i % 250 : 0);
 			memset(flat[f] + op.off, op.pattern, (size_t)op.len);
@@ -398,10 +408,10 @@ TEST(model_moves_match_a_flat_copy_across_chunk_edges)
 			want = (int64_t)op.len;
 		} else if (pick < 6) {  /* collapse: the tail moves left */
 			op.kind = OP_FCOLLAPSE;
-			if (size[f] < 3 * 4096)
+			if (size[f] < 3 * (int64_t)bs)
 				continue;
-			op.off = 4096 * (rng_next(&r) % ((uint64_t)size[f] / 4096 - 1));
-			op.len = 4096 * (1 + rng_next(&r) % (((uint64_t)size[f] - op.off) / 4096));
+			op.off = bs * (rng_next(&r) % ((uint64_t)size[f] / bs - 1));
+			op.len = bs * (1 + rng_next(&r) % (((uint64_t)size[f] - op.off) / bs));
 			if (op.off + op.len >= (uint64_t)size[f])
 				continue;
 			flat_move(flat[f] + op.off, flat[f] + op.off + op.len,
@@ -411,11 +421,11 @@ TEST(model_moves_match_a_flat_copy_across_chunk_edges)
 			want = 0;
 		} else if (pick < 8) {  /* insert: the tail moves right */
 			op.kind = OP_FINSERT;
-			if (size[f] < 4096)
+			if (size[f] < (int64_t)bs)
 				continue;
-			op.off = 4096 * (rng_next(&r) % ((uint64_t)size[f] / 4096));
-			op.len = 4096 * (1 + rng_next(&r) % 40);
-			if ((uint64_t)size[f] + op.len > 2 * MOVE_MAX)
+			op.off = bs * (rng_next(&r) % ((uint64_t)size[f] / bs));
+			op.len = bs * (1 + rng_next(&r) % (span / 10 / bs));
+			if ((uint64_t)size[f] + op.len > 2 * span)
 				continue;
 			flat_move(flat[f] + op.off + op.len, flat[f] + op.off,
 				  (uint64_t)size[f] - op.off);
@@ -426,9 +436,9 @@ TEST(model_moves_match_a_flat_copy_across_chunk_edges)
 			uint64_t n;
 
 			op.kind = OP_COPY_RANGE;
-			op.off = rng_next(&r) % MOVE_MAX;
-			op.len = 1 + rng_next(&r) % 200000;
-			op.arg = rng_next(&r) % MOVE_MAX;
+			op.off = rng_next(&r) % span;
+			op.len = 1 + rng_next(&r) % (2 * maxw);
+			op.arg = rng_next(&r) % span;
 			n = op.off >= (uint64_t)size[g] ? 0 :
 			    (uint64_t)size[g] - op.off < op.len ?
 			    (uint64_t)size[g] - op.off : op.len;
@@ -443,7 +453,7 @@ TEST(model_moves_match_a_flat_copy_across_chunk_edges)
 		CHECK_MSG(target_apply(m, &op, (uint64_t)i + 1, got,
 				       sizeof(got)) == want,
 			  "op %d kind %u", i, op.kind);
-		moves += op.kind != OP_PWRITE;
+		*moves += op.kind != OP_PWRITE;
 		for (unsigned k = 0; k < 2; k++) {
 			if (!size[k])       /* not written yet */
 				continue;
@@ -451,8 +461,63 @@ TEST(model_moves_match_a_flat_copy_across_chunk_edges)
 			CHECK_EQ(m->ops->read(m, k, 0, got, (size_t)size[k]), size[k]);
 			CHECK_MSG(memcmp(got, flat[k], (size_t)size[k]) == 0,
 				  "op %d kind %u: file %u differs", i, op.kind, k);
+			CHECK(target_peek_same(m, k, 0, flat[k], (size_t)size[k]));
 		}
 	}
-	CHECK(moves > 150);
 	m->ops->destroy(m);
+}
+
+TEST(model_moves_match_a_flat_copy_across_chunk_edges)
+{
+	unsigned moves;
+
+	moves_match(4096, 6 * 65536, 90000, 600, 20261204, &moves);
+	CHECK(moves > 150);
+}
+
+TEST(model_moves_match_a_flat_copy_off_chunk_edges)
+{
+	unsigned moves;
+
+	moves_match(512, 6 * 65536, 90000, 600, 20261206, &moves);
+	CHECK(moves > 150);
+}
+
+/* The directory's leaves hold 2 MiB of file each: files of a few. */
+TEST(model_moves_match_a_flat_copy_across_leaf_edges)
+{
+	unsigned moves;
+
+	moves_match(4096, 5u << 19, 700000, 120, 20261207, &moves);
+	CHECK(moves > 30);
+}
+
+/*
+ * A collapse whose tail is shorter than the range it removes, and an
+ * insert past a short tail: the chunks the tail leaves behind read as
+ * zeros once the file grows over them again.
+ */
+TEST(model_shift_on_chunk_edges_leaves_zeros_behind)
+{
+	struct fixture fx;
+
+	CHECK_OK(run(&fx, "pwrite -S 7 0 40960\n"
+			  "pwrite -S 9 40960 100\n"
+			  "fcollapse 0 32768\n"
+			  "truncate 49152\n"));
+	CHECK_EQ(size_of(&fx, 0), 49152);
+	CHECK(all(bytes(&fx, 0, 0, 8192), 8192, 7));
+	CHECK(all(bytes(&fx, 0, 8192, 100), 100, 9));
+	CHECK(all(bytes(&fx, 0, 8292, 49152 - 8292), 49152 - 8292, 0));
+	done(&fx);
+	CHECK_OK(run(&fx, "pwrite -S 5 0 8192\n"
+			  "finsert 4096 20480\n"
+			  "pwrite -S 6 40960 1\n"));
+	CHECK_EQ(size_of(&fx, 0), 40961);
+	CHECK(all(bytes(&fx, 0, 0, 4096), 4096, 5));
+	CHECK(all(bytes(&fx, 0, 4096, 20480), 20480, 0));
+	CHECK(all(bytes(&fx, 0, 24576, 4096), 4096, 5));
+	CHECK(all(bytes(&fx, 0, 28672, 12288), 12288, 0));
+	CHECK(all(bytes(&fx, 0, 40960, 1), 1, 6));
+	done(&fx);
 }
