@@ -119,6 +119,28 @@ static void chunk_drop(struct mfile *f, uint64_t ci)
 	}
 }
 
+/* Whether the leaf of chunk ci is there: if not, all its chunks read as
+ * zeros. */
+static int leaf_there(const struct mfile *f, uint64_t ci)
+{
+	return chunk_slot(f, ci) != NULL;
+}
+
+/* Chunks from ci to its leaf's edge: to the end (up) or the start. */
+static uint64_t leaf_rest(uint64_t ci, int up)
+{
+	return up ? LEAF - (ci & (LEAF - 1)) : (ci & (LEAF - 1)) + 1;
+}
+
+/* Leaf li with every chunk in it goes: all of its 2 MiB read as zeros. */
+static void leaf_drop(struct mfile *f, uint64_t li)
+{
+	for (uint64_t j = 0; j < LEAF; j++)
+		park_free(f->leaf[li][j], CHUNK);
+	park_free(f->leaf[li], LEAF * sizeof(**f->leaf));
+	f->leaf[li] = NULL;
+}
+
 /* --- the primitives over one file's bytes (sizes untouched) --- */
 
 static void mf_read(const struct mfile *f, uint64_t off, void *buf,
@@ -213,7 +235,10 @@ static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
 		if (li >= f->nleaf)
 			return;
 		if (!f->leaf[li]) {     /* a leaf not there is zeros: skip it */
-			n = min64(len, ((li + 1) << (LEAF_SHIFT + CHUNK_SHIFT)) - off);
+			n = min64(len, leaf_rest(ci, 1) * CHUNK - co);
+		} else if (co == 0 && !(ci & (LEAF - 1)) && len >= LEAF * CHUNK) {
+			n = LEAF * CHUNK; /* the whole leaf */
+			leaf_drop(f, li);
 		} else if (n == CHUNK) { /* a chunk not there is zeros */
 			chunk_drop(f, ci);
 		} else if (f->leaf[li][ci & (LEAF - 1)]) {
@@ -244,11 +269,18 @@ static int mf_move(struct mfile *df, uint64_t doff, const struct mfile *sf,
 		uint64_t n = backward ?
 			min64(len, min64((s & (CHUNK - 1)) + 1, (d & (CHUNK - 1)) + 1)) :
 			min64(len, min64(CHUNK - (s & (CHUNK - 1)), CHUNK - (d & (CHUNK - 1))));
-		uint64_t sat = backward ? soff + len - n : soff;
-		uint64_t dat = backward ? doff + len - n : doff;
-		uint64_t dco = dat & (CHUNK - 1);
+		uint64_t sat, dat, dco;
 		const uint8_t *src = chunk_at(sf, sci);
 
+		/* a source leaf not there: zeros as far as its edge, in one go
+		 * (what of the source is still to be read lies beyond that) */
+		if (!leaf_there(sf, sci))
+			n = min64(len, backward ? (s & (CHUNK - 1)) + 1 +
+					 (leaf_rest(sci, 0) - 1) * CHUNK :
+				    leaf_rest(sci, 1) * CHUNK - (s & (CHUNK - 1)));
+		sat = backward ? soff + len - n : soff;
+		dat = backward ? doff + len - n : doff;
+		dco = dat & (CHUNK - 1);
 		if (src) {
 			uint8_t *dst = mf_chunk_for(df, dci, dco, n);
 
@@ -291,21 +323,34 @@ static int mf_shift_tail(struct mfile *f, uint64_t from, uint64_t to)
 		if (err)
 			return err;
 	} else {
-		/* every leaf the tail lands in first: a failure changes nothing */
-		for (uint64_t ci = dfirst; ci < dfirst + nch;
-		     ci = ((ci >> LEAF_SHIFT) + 1) << LEAF_SHIFT)
-			if (!chunk_slot_new(f, ci))
+		/* the leaves the tail's chunks land in, first: a failure
+		 * changes nothing */
+		for (uint64_t i = 0; i < nch; i++) {
+			if (!leaf_there(f, first + i))
+				i += leaf_rest(first + i, 1) - 1;
+			else if (chunk_at(f, first + i) &&
+				 !chunk_slot_new(f, dfirst + i))
 				return -ENOMEM;
-		for (uint64_t k = 0; k < nch; k++) {
-			uint64_t i = backward ? nch - 1 - k : k;
-			uint8_t **src = chunk_slot(f, first + i);
-			uint8_t *c = src ? *src : NULL;
+		}
+		for (uint64_t k = 0; k < nch;) {
+			uint64_t i = backward ? nch - 1 - k : k, run;
+			uint8_t **src = chunk_slot(f, first + i), *c;
 
-			if (src)
-				*src = NULL;
+			if (!src) { /* a leaf not there: zeros where it lands */
+				run = min64(backward ? i + 1 : nch - i,
+					    leaf_rest(first + i, !backward));
+				mf_zero(f, (dfirst + (backward ? i + 1 - run : i))
+					   << CHUNK_SHIFT, run << CHUNK_SHIFT);
+				k += run;
+				continue;
+			}
+			c = *src;
+			*src = NULL;
 			/* what the tail covers goes, unless taken already */
 			chunk_drop(f, dfirst + i);
-			*chunk_slot(f, dfirst + i) = c;
+			if (c)
+				*chunk_slot(f, dfirst + i) = c;
+			k++;
 		}
 	}
 	if (backward)
@@ -318,13 +363,9 @@ static int mf_shift_tail(struct mfile *f, uint64_t from, uint64_t to)
 /* Drop a file's bytes; its chunks and leaves go to the park. */
 static void mf_free(struct mfile *f)
 {
-	for (uint64_t li = 0; li < f->nleaf; li++) {
-		if (!f->leaf[li])
-			continue;
-		for (uint64_t j = 0; j < LEAF; j++)
-			park_free(f->leaf[li][j], CHUNK);
-		park_free(f->leaf[li], LEAF * sizeof(**f->leaf));
-	}
+	for (uint64_t li = 0; li < f->nleaf; li++)
+		if (f->leaf[li])
+			leaf_drop(f, li);
 	free(f->leaf);
 	memset(f, 0, sizeof(*f));
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "harness/rng.h"
 #include "harness/target.h"
@@ -519,5 +520,30 @@ TEST(model_shift_on_chunk_edges_leaves_zeros_behind)
 	CHECK(all(bytes(&fx, 0, 24576, 4096), 4096, 5));
 	CHECK(all(bytes(&fx, 0, 28672, 12288), 12288, 0));
 	CHECK(all(bytes(&fx, 0, 40960, 1), 1, 6));
+	done(&fx);
+}
+
+/*
+ * Collapse and insert on chunk edges in a sparse file of 1 TiB with 4 KiB
+ * of data at each end: the work and the memory follow the data, not the
+ * size (an earlier version made a leaf for every 2 MiB of the tail: 2 GiB
+ * of them here).
+ */
+TEST(model_shift_of_a_huge_sparse_file_follows_its_data)
+{
+	struct fixture fx;
+	struct rusage ru;
+
+	CHECK_OK(run(&fx, "pwrite -S 7 0 4k\n"
+			  "pwrite -S 9 1099511627776 4k\n"
+			  "fcollapse 0 4k\n"
+			  "finsert 4096 8k\n"));
+	CHECK_EQ(fx.last, 0);
+	CHECK_EQ(size_of(&fx, 0), 1099511627776 + 8192);
+	CHECK(all(bytes(&fx, 0, 0, 16384), 16384, 0));
+	CHECK(all(bytes(&fx, 0, 1099511627776 + 4096, 4096), 4096, 9));
+	CHECK(all(bytes(&fx, 0, 1099511627776, 4096), 4096, 0));
+	CHECK_OK(getrusage(RUSAGE_SELF, &ru));
+	CHECK_MSG(ru.ru_maxrss < 256 * 1024, "peak rss %ld KiB", ru.ru_maxrss);
 	done(&fx);
 }
