@@ -34,6 +34,7 @@
 #define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
 #define LEAF_SHIFT 9
 #define LEAF ((uint64_t)1 << LEAF_SHIFT)   /* chunk pointers in a leaf    */
+#define LEAF_BYTES (LEAF * CHUNK)           /* bytes of file a leaf holds  */
 #define EXCH_PIECE ((uint64_t)64 << 10)    /* bytes an exchange swaps a go */
 /* Largest file size (like s_maxbytes); beyond it writes get -EFBIG. */
 #define MODEL_MAXBYTES ((uint64_t)1 << 43)
@@ -235,9 +236,9 @@ static void mf_zero(struct mfile *f, uint64_t off, uint64_t len)
 		if (li >= f->nleaf)
 			return;
 		if (!f->leaf[li]) {     /* a leaf not there is zeros: skip it */
-			n = min64(len, leaf_rest(ci, 1) * CHUNK - co);
-		} else if (co == 0 && !(ci & (LEAF - 1)) && len >= LEAF * CHUNK) {
-			n = LEAF * CHUNK; /* the whole leaf */
+			n = min64(len, LEAF_BYTES - (off & (LEAF_BYTES - 1)));
+		} else if (!(off & (LEAF_BYTES - 1)) && len >= LEAF_BYTES) {
+			n = LEAF_BYTES; /* the whole leaf */
 			leaf_drop(f, li);
 		} else if (n == CHUNK) { /* a chunk not there is zeros */
 			chunk_drop(f, ci);
@@ -270,14 +271,14 @@ static int mf_move(struct mfile *df, uint64_t doff, const struct mfile *sf,
 			min64(len, min64((s & (CHUNK - 1)) + 1, (d & (CHUNK - 1)) + 1)) :
 			min64(len, min64(CHUNK - (s & (CHUNK - 1)), CHUNK - (d & (CHUNK - 1))));
 		uint64_t sat, dat, dco;
-		const uint8_t *src = chunk_at(sf, sci);
+		uint8_t *const *slot = chunk_slot(sf, sci);
+		const uint8_t *src = slot ? *slot : NULL;
 
 		/* a source leaf not there: zeros as far as its edge, in one go
 		 * (what of the source is still to be read lies beyond that) */
-		if (!leaf_there(sf, sci))
-			n = min64(len, backward ? (s & (CHUNK - 1)) + 1 +
-					 (leaf_rest(sci, 0) - 1) * CHUNK :
-				    leaf_rest(sci, 1) * CHUNK - (s & (CHUNK - 1)));
+		if (!slot)
+			n = min64(len, backward ? (s & (LEAF_BYTES - 1)) + 1 :
+				    LEAF_BYTES - (s & (LEAF_BYTES - 1)));
 		sat = backward ? soff + len - n : soff;
 		dat = backward ? doff + len - n : doff;
 		dco = dat & (CHUNK - 1);
