@@ -28,6 +28,7 @@ const char *check_status_name(int status)
 	case CHECK_ERRNO: return "result mismatch (unexpected errno)";
 	case CHECK_INTERNAL: return "checker error";
 	case CHECK_TWIN: return "twin state mismatch";
+	case CHECK_NOMEM: return "out of memory (not a finding)";
 	default: return "unknown";
 	}
 }
@@ -257,14 +258,23 @@ uint64_t check_unsupported(const struct checker *c)
 	return c->unsupported;
 }
 
-static const char *errstr(int64_t r, char *buf, size_t len)
+const char *check_errstr(struct checker *c, int64_t r, char *buf,
+			 size_t len)
 {
+	if (r == -ENOMEM)
+		c->nomem_fits = 1;
 	if (r >= 0)
 		snprintf(buf, len, "%lld", (long long)r);
 	else
 		snprintf(buf, len, "-%s", strerrorname_np((int)-r) ?
 			 strerrorname_np((int)-r) : "E?");
 	return buf;
+}
+
+void check_call_begins(struct checker *c)
+{
+	c->nomem_fits = 0;
+	errno = 0;
 }
 
 /* Compare every target's result with the reference's. */
@@ -275,6 +285,9 @@ static int compare_results(struct checker *c, const int64_t *r, unsigned file)
 
 		if (r[i] == r[c->ref])
 			continue;
+		/* a read or write cut short where an allocation failed */
+		if (r[i] >= 0 && r[c->ref] >= 0)
+			c->nomem_fits = 1;
 		/* Two different byte counts usually mean two different sizes. */
 		if (r[i] >= 0 && r[c->ref] >= 0 &&
 		    c->t[i]->ops->size(c->t[i], file) !=
@@ -282,13 +295,16 @@ static int compare_results(struct checker *c, const int64_t *r, unsigned file)
 			return check_fail(c, CHECK_SIZE, i, file, NULL, NULL, 0, 0,
 					  "returned %s on %s but %s on %s "
 					  "(the file sizes differ)",
-					  errstr(r[c->ref], a, sizeof(a)),
+					  check_errstr(c, r[c->ref], a, sizeof(a)),
 					  c->t[c->ref]->name,
-					  errstr(r[i], b, sizeof(b)), c->t[i]->name);
+					  check_errstr(c, r[i], b, sizeof(b)),
+					  c->t[i]->name);
 		return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
 				  "returned %s on %s but %s on %s",
-				  errstr(r[c->ref], a, sizeof(a)), c->t[c->ref]->name,
-				  errstr(r[i], b, sizeof(b)), c->t[i]->name);
+				  check_errstr(c, r[c->ref], a, sizeof(a)),
+				  c->t[c->ref]->name,
+				  check_errstr(c, r[i], b, sizeof(b)),
+				  c->t[i]->name);
 	}
 	return 0;
 }
@@ -321,8 +337,10 @@ static int compare_size(struct checker *c, unsigned file, int64_t *sizep)
 		return check_fail(c, CHECK_SIZE, i, file, NULL, NULL, 0, 0,
 				  "%s: size %s on %s but %s on %s",
 				  op_file_name(&c->log, file),
-				  errstr(s[c->ref], a, sizeof(a)), c->t[c->ref]->name,
-				  errstr(s[i], b, sizeof(b)), c->t[i]->name);
+				  check_errstr(c, s[c->ref], a, sizeof(a)),
+				  c->t[c->ref]->name,
+				  check_errstr(c, s[i], b, sizeof(b)),
+				  c->t[i]->name);
 	}
 	if (sizep)
 		*sizep = s[c->ref];
@@ -402,13 +420,19 @@ static int audit_all(struct checker *c)
 
 	c->verifying++;
 	for (int i = 0; i < c->n && !ret; i++) {
-		char msg[256] = "";
+		char msg[256] = "", eb[32];
 
 		if (!c->t[i]->ops->audit)
 			continue;
 		c->st.audits++;
 		ret = c->t[i]->ops->audit(c->t[i], msg, sizeof(msg));
-		if (ret)
+		if (ret == -ENOMEM) /* it could not run to its end */
+			ret = check_fail(c, CHECK_AUDIT, i, 0, NULL, NULL, 0, 0,
+					 "audit of %s failed: %s (%s)",
+					 c->t[i]->name,
+					 check_errstr(c, ret, eb, sizeof(eb)),
+					 msg[0] ? msg : "no message");
+		else if (ret)
 			ret = check_fail(c, CHECK_AUDIT, i, 0, NULL, NULL, 0, 0,
 					 "audit of %s failed: %s", c->t[i]->name,
 					 msg[0] ? msg : "(no message)");
@@ -426,10 +450,13 @@ static int verify_all(struct checker *c)
 		int ret = c->t[i]->ops->list(c->t[i], &mask[i]);
 
 		if (ret) {
+			char eb[32];
+
 			c->verifying++;
 			ret = check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
-					 "listing the files of %s failed: %d",
-					 c->t[i]->name, ret);
+					 "listing the files of %s failed: %s",
+					 c->t[i]->name,
+					 check_errstr(c, ret, eb, sizeof(eb)));
 			c->verifying--;
 			return ret;
 		}
@@ -453,6 +480,7 @@ int check_verify(struct checker *c)
 
 	if (c->status || c->stalled)
 		return c->status;
+	check_call_begins(c);
 	ret = verify_all(c);
 	if (!ret)
 		ret = audit_all(c);
@@ -475,7 +503,13 @@ static int stall_if_full(struct checker *c, int i, int src, unsigned f)
 	int64_t size = c->t[src]->ops->size(c->t[src], f);
 	struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
 			.len = size > 0 ? (uint64_t)size : 0 };
-	int ret = judge_full(c, i, &w, -ENOSPC, 0, f);
+	int fits = c->nomem_fits, ret;
+
+	/* the taking's ENOSPC may be a write cut short (target.c) */
+	c->nomem_fits = 1;
+	ret = judge_full(c, i, &w, -ENOSPC, 0, f);
+	if (!c->status)
+		c->nomem_fits = fits;
 
 	if (ret == 1)
 		return 0;
@@ -565,7 +599,7 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 					  "%s %s's %s %s failed: %s", verb,
 					  c->t[src]->name,
 					  op_file_name(&c->log, f), why,
-					  errstr(ret, eb, sizeof(eb)));
+					  check_errstr(c, ret, eb, sizeof(eb)));
 	}
 	*stop = 0;
 	return 0;
@@ -724,9 +758,11 @@ static int judge_full(struct checker *c, int i, const struct op *op,
 		return 0;
 	if (v == FULL_UNKNOWN)
 		return 1;
+	if (r >= 0) /* a write cut short where an allocation failed */
+		c->nomem_fits = 1;
 	return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
 			  "returned %s on %s with room left: %s%s%s",
-			  errstr(r, eb, sizeof(eb)), c->t[i]->name, why[0],
+			  check_errstr(c, r, eb, sizeof(eb)), c->t[i]->name, why[0],
 			  why[1][0] ? "; " : "", why[1]);
 }
 
@@ -884,6 +920,7 @@ static int crash_op(struct checker *c, const struct op *op, int64_t *result)
 int check_crash_adopt(struct checker *c, int64_t *result)
 {
 	int src = -1, ret;
+	char eb[32];
 
 	for (int i = 0; i < c->n && src < 0; i++)
 		if (c->t[i]->caps & TARGET_CRASHES)
@@ -915,14 +952,16 @@ int check_crash_adopt(struct checker *c, int64_t *result)
 		if (ret)
 			return check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
 					  "sync after adopting crash state "
-					  "failed: %d", ret);
+					  "failed: %s",
+					  check_errstr(c, ret, eb, sizeof(eb)));
 	}
 	c->dirty = 0;
 	ret = c->t[c->ref]->ops->list(c->t[c->ref], &c->exists);
 	if (ret)
 		return check_fail(c, CHECK_ERRNO, c->ref, 0, NULL, NULL, 0, 0,
-				  "listing the files of %s failed: %d",
-				  c->t[c->ref]->name, ret);
+				  "listing the files of %s failed: %s",
+				  c->t[c->ref]->name,
+				  check_errstr(c, ret, eb, sizeof(eb)));
 	return 0;
 }
 
@@ -1052,13 +1091,14 @@ int check_op(struct checker *c, const struct op *in)
 		return c->status;
 	if (c->stalled)
 		return 0;
+	check_call_begins(c);
 	op_normalize(&op);
 	ki = op_kind_info(op.kind);
 	if (op.kind == OP_NONE)
 		return 0;
 	if (push_log(c, &op))
-		return check_fail(c, CHECK_INTERNAL, c->ref, 0, NULL, NULL, 0, 0,
-				  "out of memory for the op log");
+		return check_fail(c, CHECK_NOMEM, c->ref, 0, NULL, NULL, 0, 0,
+				  "the checker's op log could not grow");
 	/* The op's number is its place in the log: what a replay of the log
 	 * will use too (the fill data depends on it). */
 	opno = c->log.n;

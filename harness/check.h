@@ -34,6 +34,18 @@
  *     the soak starts a new round.  A target without the space call (a
  *     host directory) cannot be judged: its ENOSPC stays a mismatch.
  *
+ *   - running out of memory: a target that answers -ENOMEM where another
+ *     does not, or reads or writes fewer bytes (a read or write stops
+ *     short at an error, as the kernel's does), is judged by errno,
+ *     which the checker clears as each of its calls (check_op,
+ *     check_verify) begins.  When errno says ENOMEM as the failure is
+ *     reported, an allocation really failed in that call (malloc, mmap,
+ *     the compression library's): the process is short of memory and
+ *     the targets are out of step, which is no finding.  The run stops
+ *     with CHECK_NOMEM, its log written for a replay with more memory.
+ *     An -ENOMEM or a short count with no allocation failed is the
+ *     target's own: a result or size mismatch, as any other.
+ *
  * The reference is the first model in the list, else the first target;
  * every other target is compared with it.  Ops any target cannot do are
  * skipped on all of them, counted and reported, never silently dropped.
@@ -57,8 +69,11 @@ enum check_status {
 	CHECK_AUDIT = 12,  /* a target's audit (fsck) failed                 */
 	CHECK_ERRNO = 13,  /* an op's result differs: unexpected errno, short
 			      count, a failed mount after a crash            */
-	CHECK_INTERNAL = 14, /* the checker itself failed (out of memory)    */
+	CHECK_INTERNAL = 14, /* the checker itself failed (its reference read
+				back short)                              */
 	CHECK_TWIN = 15,   /* twin engines' state differs (check_cfg.twins)  */
+	CHECK_NOMEM = 16,  /* no finding: a target answered -ENOMEM because
+			      an allocation really failed (check_fail)      */
 };
 
 /* Zero means the default for every field. */

@@ -28,6 +28,7 @@ static int cut_apply(struct checker *c, const struct op *op, const char *what)
 {
 	for (int i = 0; i < c->n; i++) {
 		struct target *t = c->t[i];
+		char eb[32];
 		int64_t r;
 
 		if (!(t->caps & TARGET_CRASHES) || !t->ops->power)
@@ -35,8 +36,8 @@ static int cut_apply(struct checker *c, const struct op *op, const char *what)
 		r = t->ops->apply(t, op, NULL, NULL);
 		if (r)
 			return check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
-					  "%s failed on %s: %lld (%s)", what,
-					  t->name, (long long)r,
+					  "%s failed on %s: %s (%s)", what,
+					  t->name, check_errstr(c, r, eb, sizeof(eb)),
 					  strerror((int)-r));
 	}
 	return 0;

@@ -158,9 +158,12 @@ static int compare_parts(struct checker *c, uint32_t mask)
 			continue;
 		ret = t->ops->twin(t, mask, mine);
 		if (ret) {
+			char eb[32];
+
 			ret = check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
-					 "reading the state of %s failed: %d",
-					 t->name, ret);
+					 "reading the state of %s failed: %s",
+					 t->name,
+					 check_errstr(c, ret, eb, sizeof(eb)));
 			break;
 		}
 		if (first < 0) {

@@ -264,7 +264,8 @@ int minimize(struct target **t, int n, const struct check_cfg *ccfg,
 		goto out;
 	st->status = ret;
 	ret = 0;
-	if (st->status) {
+	/* running out of memory is no failure to keep (check.h) */
+	if (st->status && st->status != CHECK_NOMEM) {
 		if (m.fail_opno && m.fail_opno < seq->n)
 			seq->n = m.fail_opno;
 		ret = ddmin(&m, seq, &cand);

@@ -192,6 +192,11 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 	char line[400], skip[512];
 	va_list ap;
 
+	/* a target's -ENOMEM, or a count it cut short, while an allocation
+	 * really failed (check.h) */
+	if ((status == CHECK_ERRNO || status == CHECK_AUDIT ||
+	     status == CHECK_SIZE) && c->nomem_fits && errno == ENOMEM)
+		status = CHECK_NOMEM;
 	memset(f, 0, sizeof(*f));
 	f->status = status;
 	f->opno = c->log.n;
@@ -212,7 +217,10 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 	c->status = status;
 
 	if (!c->cfg.quiet && out) {
-		if (status == CHECK_AUDIT || status == CHECK_INTERNAL)
+		if (status == CHECK_NOMEM) /* the line below says who */
+			fprintf(out, "fsoracle: %s (exit %d)\n",
+				check_status_name(status), status);
+		else if (status == CHECK_AUDIT || status == CHECK_INTERNAL)
 			fprintf(out, "fsoracle: %s (exit %d) on %s\n",
 				check_status_name(status), status, f->bad);
 		else
@@ -227,6 +235,11 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 			fprintf(out, "  before any op\n");
 		}
 		fprintf(out, "  %s\n", f->what);
+		if (status == CHECK_NOMEM)
+			fprintf(out, "  an allocation failed there (errno "
+				"ENOMEM): the process ran short of memory\n"
+				"  and the targets are out of step; replay the "
+				"log with more memory\n");
 		if (good && badbuf)
 			data_table(c, out, file, good, badbuf, base_off, n);
 		check_skip_summary(c, skip, sizeof(skip));
@@ -240,6 +253,11 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 			if (ret)
 				fprintf(out, "  could not write the op log to %s: "
 					"%s\n", c->cfg.log_path, strerror(-ret));
+			else if (status == CHECK_NOMEM)
+				fprintf(out, "  op log (%zu ops) written to %s\n"
+					"  replay: fsoracle replay %s\n",
+					c->log.n, c->cfg.log_path,
+					c->cfg.log_path);
 			else
 				fprintf(out, "  op log (%zu ops) written to %s\n"
 					"  replay: fsoracle replay %s\n"

@@ -69,7 +69,10 @@ static int note_failure(struct props_trial *t, struct checker *c, int st)
 	props_note(t, "%s after op %llu%s: %s (good %s, bad %s)",
 		   check_status_name(st), (unsigned long long)f->opno,
 		   f->at_verify ? " (verify)" : "", f->what, f->good, f->bad);
-	return st == CHECK_INTERNAL ? PROPS_ERROR : PROPS_FAIL;
+	/* the checker's own trouble or the process short of memory: no
+	 * verdict on the property */
+	return st == CHECK_INTERNAL || st == CHECK_NOMEM ? PROPS_ERROR :
+	       PROPS_FAIL;
 }
 
 int props_check_ops(struct props_trial *t, struct props_targets *pt,

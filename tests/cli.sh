@@ -280,6 +280,22 @@ expect_status 0 "forget twins: one image, recovery from a crash too" -- run repl
 sed 's/^crash$/cut 0 7/' "$tmp/forget.ops" >"$tmp/forget-cut.ops"
 expect_status 0 "... and from a cut" -- run replay "$tmp/forget-cut.ops"
 
+# --- running out of memory is no finding (exit 16): a model that cannot
+#     hold 120 MiB next to the engine's 128 MiB device, under a limit of
+#     about twice the device (valgrind needs far more room: not under it)
+if [ -z "${VALGRIND:-}" ]; then
+	printf '#! fsoracle dev=mem:128m\npwrite 0 120m\nfsync\n' >"$tmp/nomem.ops"
+	limited() { bash -c 'ulimit -v 210000 && exec "$@"' limited "$FSO" "$@"; }
+	expect_status 16 "out of memory replaying" -- limited replay --log "$tmp/nomem.fail.ops" "$tmp/nomem.ops"
+	expect_grep "$tmp/err" '^fsoracle: out of memory \(not a finding\) \(exit 16\)$' "out of memory, said so"
+	expect_grep "$tmp/err" 'returned -ENOMEM on model but [0-9]+ on engine:mem:128m' "who ran out"
+	expect_grep "$tmp/err" 'the process ran short of memory' "what it means"
+	expect_nogrep "$tmp/err" 'shrink:' "nothing to shrink"
+	expect_status 0 "the log replays with the memory it needs" -- run replay "$tmp/nomem.fail.ops"
+	expect_status 1 "minimize: nothing to minimize" -- limited minimize -q "$tmp/nomem.ops"
+	expect_grep "$tmp/err" 'ran out of memory replaying it \(exit 16\), which is no finding' "minimize says why"
+fi
+
 # --- swarm rounds: a failing round's log records its draw and replays as is
 expect_status 10 "swarm run finds a planted bug" -- run run --seed 4 --ops 20000 \
 	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm.ops"

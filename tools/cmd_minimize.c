@@ -37,8 +37,9 @@ static const char usage_head[] =
 static const char usage_exit[] =
 "\n"
 "Exit status: 0 a minimal failing log was written; 1 FILE does not fail\n"
-"on these targets (nothing to minimize); 2 bad usage or an unreadable or\n"
-"malformed FILE; 3 a target could not be opened or OUT not written.\n";
+"on these targets, or its replay ran out of memory (nothing to\n"
+"minimize); 2 bad usage or an unreadable or malformed FILE; 3 a target\n"
+"could not be opened or OUT not written.\n";
 
 static void print_usage(FILE *f)
 {
@@ -188,6 +189,13 @@ int cmd_minimize(int argc, char **argv)
 	if (!st.status) {
 		errmsg("%s does not fail on %s (%u run): nothing to minimize", file,
 		       targets, st.runs);
+		rc = EXIT_CHECK;
+		goto out;
+	}
+	if (st.status == CHECK_NOMEM) {
+		errmsg("%s: the process ran out of memory replaying it (exit "
+		       "%d), which is no finding: nothing to minimize; give it "
+		       "more memory", file, CHECK_NOMEM);
 		rc = EXIT_CHECK;
 		goto out;
 	}

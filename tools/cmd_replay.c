@@ -48,8 +48,9 @@ static const char usage_exit[] =
 "unexpected errno or byte count, a failed mount after a crash), 14\n"
 "checker error, 15 twin state mismatch (the engine targets' extents, free\n"
 "space or refcounts differ where the header's check=twins=PARTS asks);\n"
-"2 bad usage or an unreadable or malformed FILE; 3 a target could not\n"
-"be opened.\n";
+"16 out of memory, which is no finding (a target answered ENOMEM as an\n"
+"allocation failed: replay with more memory); 2 bad usage or an\n"
+"unreadable or malformed FILE; 3 a target could not be opened.\n";
 
 static void print_usage(FILE *f)
 {

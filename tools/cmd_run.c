@@ -120,8 +120,9 @@ static const char usage_exit[] =
 "\n"
 "Exit status: 0 all ops agreed; 10 data mismatch, 11 size mismatch, 12\n"
 "audit failure, 13 result mismatch (unexpected errno), 14 checker error,\n"
-"15 twin state mismatch (see `fsoracle replay --help`); 2 bad usage; 3 a\n"
-"target could not be opened.\n";
+"15 twin state mismatch, 16 out of memory (no finding: the op log is\n"
+"written for a replay with more memory; see `fsoracle replay --help`);\n"
+"2 bad usage; 3 a target could not be opened.\n";
 
 static void print_usage(FILE *f)
 {

@@ -61,8 +61,8 @@ static void usage(FILE *f)
 		"Exit status: 0 success, 2 usage error or bad input, 3 device or\n"
 		"I/O error, 4 corrupted image; a failed check is 1, or the\n"
 		"checker's class for run and replay (10 data, 11 size, 12 audit,\n"
-		"13 result, 14 checker, 15 twin state); each command's help says\n"
-		"which of these it uses.\n");
+		"13 result, 14 checker, 15 twin state, 16 out of memory: no\n"
+		"finding); each command's help says which of these it uses.\n");
 }
 
 static const struct command *find(const char *name)
