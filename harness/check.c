@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/prefault.h"
 
@@ -31,6 +32,29 @@ const char *check_status_name(int status)
 	case CHECK_NOMEM: return "out of memory (not a finding)";
 	default: return "unknown";
 	}
+}
+
+/* Can an allocation fail for want of memory here (check_cfg)? */
+static int memory_limited(int cfg)
+{
+	struct rlimit as, data;
+	char mode = 0;
+	FILE *f;
+
+	if (cfg)
+		return cfg > 0;
+	if ((getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
+	    (getrlimit(RLIMIT_DATA, &data) == 0 &&
+	     data.rlim_cur != RLIM_INFINITY))
+		return 1;
+	/* strict overcommit: malloc fails past the commit limit */
+	f = fopen("/proc/sys/vm/overcommit_memory", "r");
+	if (f) {
+		if (fread(&mode, 1, 1, f) != 1)
+			mode = 0;
+		fclose(f);
+	}
+	return mode == '2';
 }
 
 int check_new(struct target **t, int n, const struct check_cfg *cfg,
@@ -59,6 +83,7 @@ int check_new(struct target **t, int n, const struct check_cfg *cfg,
 	/* Given, audit_every alone says when (with remount, crash, end);
 	 * by default every durability point audits too (check.h). */
 	c->audit_at_sync = !c->cfg.audit_every;
+	c->mem_limited = memory_limited(c->cfg.memory_limited);
 	if (!c->cfg.audit_every)
 		c->cfg.audit_every = DEFAULT_EVERY;
 	if (!c->cfg.out)
@@ -127,6 +152,7 @@ int check_reset(struct checker *c)
 	c->stalled = 0;
 	c->dirty = c->touched = c->exists = 0;
 	c->cut_armed = 0;
+	c->nomem_op = 0;
 	c->twin_adopted = 0;
 	return 0;
 }
@@ -258,11 +284,8 @@ uint64_t check_unsupported(const struct checker *c)
 	return c->unsupported;
 }
 
-const char *check_errstr(struct checker *c, int64_t r, char *buf,
-			 size_t len)
+const char *check_errstr(int64_t r, char *buf, size_t len)
 {
-	if (r == -ENOMEM)
-		c->nomem_fits = 1;
 	if (r >= 0)
 		snprintf(buf, len, "%lld", (long long)r);
 	else
@@ -273,21 +296,31 @@ const char *check_errstr(struct checker *c, int64_t r, char *buf,
 
 void check_call_begins(struct checker *c)
 {
-	c->nomem_fits = 0;
+	(void)c;
 	errno = 0;
+}
+
+void check_call_ends(struct checker *c)
+{
+	if (errno == ENOMEM && !c->nomem_op)
+		c->nomem_op = c->log.n ? c->log.n : 1;
 }
 
 /* Compare every target's result with the reference's. */
 static int compare_results(struct checker *c, const int64_t *r, unsigned file)
 {
-	for (int i = 0; i < c->n; i++) {
+	int nomem = -1;
+
+	/* one out of memory is named first: it explains the others */
+	for (int i = 0; i < c->n && nomem < 0; i++)
+		if (r[i] != r[c->ref] && r[i] == -ENOMEM)
+			nomem = i;
+	for (int k = 0; k < c->n; k++) {
+		int i = nomem < 0 ? k : (nomem + k) % c->n;
 		char a[32], b[32];
 
 		if (r[i] == r[c->ref])
 			continue;
-		/* a read or write cut short where an allocation failed */
-		if (r[i] >= 0 && r[c->ref] >= 0)
-			c->nomem_fits = 1;
 		/* Two different byte counts usually mean two different sizes. */
 		if (r[i] >= 0 && r[c->ref] >= 0 &&
 		    c->t[i]->ops->size(c->t[i], file) !=
@@ -295,15 +328,15 @@ static int compare_results(struct checker *c, const int64_t *r, unsigned file)
 			return check_fail(c, CHECK_SIZE, i, file, NULL, NULL, 0, 0,
 					  "returned %s on %s but %s on %s "
 					  "(the file sizes differ)",
-					  check_errstr(c, r[c->ref], a, sizeof(a)),
+					  check_errstr(r[c->ref], a, sizeof(a)),
 					  c->t[c->ref]->name,
-					  check_errstr(c, r[i], b, sizeof(b)),
+					  check_errstr(r[i], b, sizeof(b)),
 					  c->t[i]->name);
 		return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
 				  "returned %s on %s but %s on %s",
-				  check_errstr(c, r[c->ref], a, sizeof(a)),
+				  check_errstr(r[c->ref], a, sizeof(a)),
 				  c->t[c->ref]->name,
-				  check_errstr(c, r[i], b, sizeof(b)),
+				  check_errstr(r[i], b, sizeof(b)),
 				  c->t[i]->name);
 	}
 	return 0;
@@ -337,9 +370,9 @@ static int compare_size(struct checker *c, unsigned file, int64_t *sizep)
 		return check_fail(c, CHECK_SIZE, i, file, NULL, NULL, 0, 0,
 				  "%s: size %s on %s but %s on %s",
 				  op_file_name(&c->log, file),
-				  check_errstr(c, s[c->ref], a, sizeof(a)),
+				  check_errstr(s[c->ref], a, sizeof(a)),
 				  c->t[c->ref]->name,
-				  check_errstr(c, s[i], b, sizeof(b)),
+				  check_errstr(s[i], b, sizeof(b)),
 				  c->t[i]->name);
 	}
 	if (sizep)
@@ -428,10 +461,10 @@ static int audit_all(struct checker *c)
 		ret = c->t[i]->ops->audit(c->t[i], msg, sizeof(msg));
 		if (ret == -ENOMEM) /* it could not run to its end */
 			ret = check_fail(c, CHECK_AUDIT, i, 0, NULL, NULL, 0, 0,
-					 "audit of %s failed: %s (%s)",
+					 "audit of %s failed: %s: %s",
 					 c->t[i]->name,
-					 check_errstr(c, ret, eb, sizeof(eb)),
-					 msg[0] ? msg : "no message");
+					 check_errstr(ret, eb, sizeof(eb)),
+					 msg[0] ? msg : "(no message)");
 		else if (ret)
 			ret = check_fail(c, CHECK_AUDIT, i, 0, NULL, NULL, 0, 0,
 					 "audit of %s failed: %s", c->t[i]->name,
@@ -456,7 +489,7 @@ static int verify_all(struct checker *c)
 			ret = check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
 					 "listing the files of %s failed: %s",
 					 c->t[i]->name,
-					 check_errstr(c, ret, eb, sizeof(eb)));
+					 check_errstr(ret, eb, sizeof(eb)));
 			c->verifying--;
 			return ret;
 		}
@@ -486,6 +519,7 @@ int check_verify(struct checker *c)
 		ret = audit_all(c);
 	if (!ret && c->cfg.twins)
 		ret = check_twins(c);
+	check_call_ends(c);
 	return ret;
 }
 
@@ -503,13 +537,7 @@ static int stall_if_full(struct checker *c, int i, int src, unsigned f)
 	int64_t size = c->t[src]->ops->size(c->t[src], f);
 	struct op w = { .kind = OP_PWRITE, .file = (uint8_t)f,
 			.len = size > 0 ? (uint64_t)size : 0 };
-	int fits = c->nomem_fits, ret;
-
-	/* the taking's ENOSPC may be a write cut short (target.c) */
-	c->nomem_fits = 1;
-	ret = judge_full(c, i, &w, -ENOSPC, 0, f);
-	if (!c->status)
-		c->nomem_fits = fits;
+	int ret = judge_full(c, i, &w, -ENOSPC, 0, f);
 
 	if (ret == 1)
 		return 0;
@@ -599,7 +627,7 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 					  "%s %s's %s %s failed: %s", verb,
 					  c->t[src]->name,
 					  op_file_name(&c->log, f), why,
-					  check_errstr(c, ret, eb, sizeof(eb)));
+					  check_errstr(ret, eb, sizeof(eb)));
 	}
 	*stop = 0;
 	return 0;
@@ -758,11 +786,9 @@ static int judge_full(struct checker *c, int i, const struct op *op,
 		return 0;
 	if (v == FULL_UNKNOWN)
 		return 1;
-	if (r >= 0) /* a write cut short where an allocation failed */
-		c->nomem_fits = 1;
 	return check_fail(c, CHECK_ERRNO, i, file, NULL, NULL, 0, 0,
 			  "returned %s on %s with room left: %s%s%s",
-			  check_errstr(c, r, eb, sizeof(eb)), c->t[i]->name, why[0],
+			  check_errstr(r, eb, sizeof(eb)), c->t[i]->name, why[0],
 			  why[1][0] ? "; " : "", why[1]);
 }
 
@@ -953,7 +979,7 @@ int check_crash_adopt(struct checker *c, int64_t *result)
 			return check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
 					  "sync after adopting crash state "
 					  "failed: %s",
-					  check_errstr(c, ret, eb, sizeof(eb)));
+					  check_errstr(ret, eb, sizeof(eb)));
 	}
 	c->dirty = 0;
 	ret = c->t[c->ref]->ops->list(c->t[c->ref], &c->exists);
@@ -961,7 +987,7 @@ int check_crash_adopt(struct checker *c, int64_t *result)
 		return check_fail(c, CHECK_ERRNO, c->ref, 0, NULL, NULL, 0, 0,
 				  "listing the files of %s failed: %s",
 				  c->t[c->ref]->name,
-				  check_errstr(c, ret, eb, sizeof(eb)));
+				  check_errstr(ret, eb, sizeof(eb)));
 	return 0;
 }
 
@@ -1077,7 +1103,7 @@ static int checkpoint(struct checker *c, const struct op *op,
 	return ret;
 }
 
-int check_op(struct checker *c, const struct op *in)
+static int one_op(struct checker *c, const struct op *in)
 {
 	struct op op = *in;
 	const struct op_kind_info *ki;
@@ -1087,11 +1113,6 @@ int check_op(struct checker *c, const struct op *in)
 	uint32_t before = c->dirty;
 	int ret, cut = 0;
 
-	if (c->status)
-		return c->status;
-	if (c->stalled)
-		return 0;
-	check_call_begins(c);
 	op_normalize(&op);
 	ki = op_kind_info(op.kind);
 	if (op.kind == OP_NONE)
@@ -1155,6 +1176,20 @@ int check_op(struct checker *c, const struct op *in)
 			return ret;
 	}
 	return checkpoint(c, &op, result, cut, opno);
+}
+
+int check_op(struct checker *c, const struct op *in)
+{
+	int ret;
+
+	if (c->status)
+		return c->status;
+	if (c->stalled)
+		return 0;
+	check_call_begins(c);
+	ret = one_op(c, in);
+	check_call_ends(c);
+	return ret;
 }
 
 int check_finish(struct checker *c)

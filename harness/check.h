@@ -34,17 +34,20 @@
  *     the soak starts a new round.  A target without the space call (a
  *     host directory) cannot be judged: its ENOSPC stays a mismatch.
  *
- *   - running out of memory: a target that answers -ENOMEM where another
- *     does not, or reads or writes fewer bytes (a read or write stops
- *     short at an error, as the kernel's does), is judged by errno,
- *     which the checker clears as each of its calls (check_op,
- *     check_verify) begins.  When errno says ENOMEM as the failure is
- *     reported, an allocation really failed in that call (malloc, mmap,
- *     the compression library's): the process is short of memory and
- *     the targets are out of step, which is no finding.  The run stops
- *     with CHECK_NOMEM, its log written for a replay with more memory.
- *     An -ENOMEM or a short count with no allocation failed is the
- *     target's own: a result or size mismatch, as any other.
+ *   - running out of memory: under a memory limit (a finite RLIMIT_AS
+ *     or RLIMIT_DATA, or strict overcommit: where malloc can return
+ *     NULL) a target's allocation can fail, and what it does then (an
+ *     -ENOMEM, a read or write cut short, a layout of its fallback, a
+ *     state its error path left) is no finding: a replay with more
+ *     memory decides.  The checker clears errno as each of its calls
+ *     (check_op, check_verify) begins and reads it as it ends: ENOMEM
+ *     means an allocation failed in the call (malloc, mmap, the
+ *     compression library's).  Under a limit, a failure reported in
+ *     such a call, or later in the same round, stops the run with
+ *     CHECK_NOMEM, its log written for that replay.  Without a limit
+ *     (and under one, with no allocation failed) every failure is a
+ *     finding: an -ENOMEM no limit explains, or one out of nothing, is a
+ *     result mismatch as before.
  *
  * The reference is the first model in the list, else the first target;
  * every other target is compared with it.  Ops any target cannot do are
@@ -72,8 +75,9 @@ enum check_status {
 	CHECK_INTERNAL = 14, /* the checker itself failed (its reference read
 				back short)                              */
 	CHECK_TWIN = 15,   /* twin engines' state differs (check_cfg.twins)  */
-	CHECK_NOMEM = 16,  /* no finding: a target answered -ENOMEM because
-			      an allocation really failed (check_fail)      */
+	CHECK_NOMEM = 16,  /* no finding: an allocation failed under a
+			      memory limit, in the op or before it in the
+			      round (check_fail)                            */
 };
 
 /* Zero means the default for every field. */
@@ -99,6 +103,10 @@ struct check_cfg {
 	 */
 	void (*recovered)(void *arg, struct target **t, int n);
 	void *recovered_arg;
+	int memory_limited;      /* can allocations fail for want of memory?
+				    0: as this process finds (a finite
+				    RLIMIT_AS or RLIMIT_DATA, or strict
+				    overcommit); 1 yes, -1 no (tests)      */
 };
 
 /*

@@ -37,7 +37,7 @@ static int cut_apply(struct checker *c, const struct op *op, const char *what)
 		if (r)
 			return check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
 					  "%s failed on %s: %s (%s)", what,
-					  t->name, check_errstr(c, r, eb, sizeof(eb)),
+					  t->name, check_errstr(r, eb, sizeof(eb)),
 					  strerror((int)-r));
 	}
 	return 0;

@@ -36,9 +36,9 @@ struct checker {
 	char note[1024];             /* check_set_note                         */
 	int cut_armed;               /* a cut op waits for its point           */
 	unsigned cut_seed;           /* ... and cuts with this seed            */
-	int nomem_fits;              /* the failure reported is one a failed
-					allocation explains: an -ENOMEM
-					(check_errstr) or a count cut short */
+	int mem_limited;             /* allocations can fail here (check.h) */
+	uint64_t nomem_op;           /* the op at which an allocation failed
+					in this round (check_call_ends), 0 */
 	uint32_t twin_adopted;       /* files the checker copied from one
 					engine to the others: their layouts
 					are the copy's, not the twins' own;
@@ -56,21 +56,18 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 	       size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 9, 10)));
 
-/*
- * A target's answer r for a report: the count, or the errno's name
- * ("-ENOSPC") in buf.  Naming -ENOMEM marks the report as one that may
- * be the process running out of memory (nomem_fits: check_fail judges
- * it).
- */
-const char *check_errstr(struct checker *c, int64_t r, char *buf,
-			 size_t len);
+/* A target's answer r for a report: the count, or the errno's name
+ * ("-ENOSPC") in buf. */
+const char *check_errstr(int64_t r, char *buf, size_t len);
 
 /*
- * A call of the checker begins: no report has named -ENOMEM yet, and
- * errno is cleared, so that ENOMEM in it at a report means an
- * allocation failed during the call (check.h, running out of memory).
+ * A call of the checker (check_op, check_verify) begins: errno is
+ * cleared, so that ENOMEM in it at a report means an allocation failed
+ * during the call; and ends: ENOMEM then is kept as the op at which an
+ * allocation failed in this round (check.h, running out of memory).
  */
 void check_call_begins(struct checker *c);
+void check_call_ends(struct checker *c);
 
 /*
  * The op (1-based number, 0 = none) that last changed byte off of file

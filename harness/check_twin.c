@@ -163,7 +163,7 @@ static int compare_parts(struct checker *c, uint32_t mask)
 			ret = check_fail(c, CHECK_ERRNO, i, 0, NULL, NULL, 0, 0,
 					 "reading the state of %s failed: %s",
 					 t->name,
-					 check_errstr(c, ret, eb, sizeof(eb)));
+					 check_errstr(ret, eb, sizeof(eb)));
 			break;
 		}
 		if (first < 0) {

@@ -190,12 +190,11 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 	struct check_failure *f = &c->fail;
 	FILE *out = c->cfg.out;
 	char line[400], skip[512];
+	int nomem_now = errno == ENOMEM; /* before anything here sets it */
 	va_list ap;
 
-	/* a target's -ENOMEM, or a count it cut short, while an allocation
-	 * really failed (check.h) */
-	if ((status == CHECK_ERRNO || status == CHECK_AUDIT ||
-	     status == CHECK_SIZE) && c->nomem_fits && errno == ENOMEM)
+	/* under a memory limit, after an allocation failed (check.h) */
+	if (c->mem_limited && (nomem_now || c->nomem_op))
 		status = CHECK_NOMEM;
 	memset(f, 0, sizeof(*f));
 	f->status = status;
@@ -235,11 +234,16 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 			fprintf(out, "  before any op\n");
 		}
 		fprintf(out, "  %s\n", f->what);
-		if (status == CHECK_NOMEM)
-			fprintf(out, "  an allocation failed there (errno "
-				"ENOMEM): the process ran short of memory\n"
-				"  and the targets are out of step; replay the "
-				"log with more memory\n");
+		if (status == CHECK_NOMEM && nomem_now)
+			fprintf(out, "  an allocation failed there, under this "
+				"process's memory limit: no finding;\n"
+				"  replay the log with more memory\n");
+		else if (status == CHECK_NOMEM)
+			fprintf(out, "  an allocation failed at op #%llu, under "
+				"this process's memory limit, and the\n"
+				"  targets went on: this may follow from it, no "
+				"finding; replay the log with\n  more memory\n",
+				(unsigned long long)c->nomem_op);
 		if (good && badbuf)
 			data_table(c, out, file, good, badbuf, base_off, n);
 		check_skip_summary(c, skip, sizeof(skip));

@@ -289,7 +289,7 @@ if [ -z "${VALGRIND:-}" ]; then
 	expect_status 16 "out of memory replaying" -- limited replay --log "$tmp/nomem.fail.ops" "$tmp/nomem.ops"
 	expect_grep "$tmp/err" '^fsoracle: out of memory \(not a finding\) \(exit 16\)$' "out of memory, said so"
 	expect_grep "$tmp/err" 'returned -ENOMEM on model but [0-9]+ on engine:mem:128m' "who ran out"
-	expect_grep "$tmp/err" 'the process ran short of memory' "what it means"
+	expect_grep "$tmp/err" "an allocation failed there, under this process's memory limit: no finding" "what it means"
 	expect_nogrep "$tmp/err" 'shrink:' "nothing to shrink"
 	expect_status 0 "the log replays with the memory it needs" -- run replay "$tmp/nomem.fail.ops"
 	expect_status 1 "minimize: nothing to minimize" -- limited minimize -q "$tmp/nomem.ops"

@@ -1,11 +1,12 @@
 /*
- * test_harness_nomem.c - running out of memory, judged (check.h): a
- * target that answers -ENOMEM while an allocation really failed stops
- * the run as no finding (CHECK_NOMEM), at an op, in the verify and in
- * the audit; one that invents -ENOMEM is a result mismatch, also when
- * an allocation failed (and was survived) in an op before.  A write cut
- * short is judged the same way, where the space rule would call it an
- * ENOSPC with room left.
+ * test_harness_nomem.c - running out of memory, judged (check.h): under
+ * a memory limit, a target that answers -ENOMEM, or reads or writes
+ * short, while an allocation really failed stops the run as no finding
+ * (CHECK_NOMEM), at an op, in the verify and in the audit, and so does
+ * any failure later in the round; a new round starts clean.  One that
+ * invents -ENOMEM (no allocation failed) is a result mismatch, and
+ * without a limit every failed allocation is a finding (check_cfg's
+ * memory_limited stands for the process's limit).
  *
  * The target here is the model with one change, driven through its
  * vtable: fsync answers -ENOMEM, after a real failed allocation (an
@@ -164,14 +165,18 @@ static const struct target_ops nomem_ops = {
 };
 
 /*
- * text through the model and a nomem target in mode; the status, with
- * the report in *report (the caller frees it).
+ * text through the model and a nomem target in mode, under a memory limit
+ * or not (check_cfg.memory_limited: 1, -1); the status, with the report
+ * in *report (the caller frees it).  With mode2 >= 0 the same checker
+ * then runs text again after a check_reset, the target in mode2: the
+ * second status.
  */
-static int run_nomem(enum nomem_mode mode, const char *text, char **report)
+static int run_nomem2(enum nomem_mode mode, int limited, const char *text,
+		      int mode2, char **report)
 {
-	struct check_cfg cfg = { 0 };
+	struct check_cfg cfg = { .memory_limited = limited };
 	struct target *t[2] = { NULL, NULL };
-	struct nomem *n = calloc(1, sizeof(*n));
+	struct nomem *n = calloc(1, sizeof(*n)), *keep = n;
 	struct checker *c = NULL;
 	struct op_seq seq;
 	size_t len = 0;
@@ -195,6 +200,10 @@ static int run_nomem(enum nomem_mode mode, const char *text, char **report)
 	    check_new(t, 2, &cfg, &seq, &c))
 		goto out;
 	r = check_run(c, &seq);
+	if (mode2 >= 0) {
+		keep->mode = (enum nomem_mode)mode2;
+		r = check_reset(c) ? -1 : check_run(c, &seq);
+	}
 out:
 	check_free(c);
 	for (int i = 0; i < 2; i++)
@@ -208,19 +217,29 @@ out:
 	return r;
 }
 
+static int run_nomem(enum nomem_mode mode, int limited, const char *text,
+		     char **report)
+{
+	return run_nomem2(mode, limited, text, -1, report);
+}
+
 static const char write_sync[] = "pwrite 0 4k\nfsync\npwrite 4k 4k\n";
 
-TEST(an_enomem_from_a_failed_allocation_is_no_finding)
+TEST(an_enomem_from_a_failed_allocation_under_a_limit_is_no_finding)
 {
 	char *report;
 
-	CHECK_EQ(run_nomem(REAL_AT_FSYNC, write_sync, &report), CHECK_NOMEM);
+	CHECK_EQ(run_nomem(REAL_AT_FSYNC, 1, write_sync, &report), CHECK_NOMEM);
 	CHECK_MSG(strstr(report, "fsoracle: out of memory (not a finding) "
 			 "(exit 16)\n"), "%s", report);
 	CHECK_MSG(strstr(report, "returned 0 on model but -ENOMEM on nomem"),
 		  "%s", report);
-	CHECK_MSG(strstr(report, "the process ran short of memory"), "%s",
-		  report);
+	CHECK_MSG(strstr(report, "an allocation failed there, under this "
+			 "process's memory limit"), "%s", report);
+	free(report);
+	/* no limit: an allocation that fails (an impossible size) is a bug */
+	CHECK_EQ(run_nomem(REAL_AT_FSYNC, -1, write_sync, &report),
+		 CHECK_ERRNO);
 	free(report);
 }
 
@@ -228,14 +247,35 @@ TEST(an_invented_enomem_is_a_result_mismatch)
 {
 	char *report;
 
-	CHECK_EQ(run_nomem(INVENTED_AT_FSYNC, write_sync, &report),
+	CHECK_EQ(run_nomem(INVENTED_AT_FSYNC, 1, write_sync, &report),
 		 CHECK_ERRNO);
 	CHECK_MSG(strstr(report, "returned 0 on model but -ENOMEM on nomem"),
 		  "%s", report);
 	free(report);
-	/* a failed allocation an op before, survived, excuses nothing */
-	CHECK_EQ(run_nomem(SURVIVED_THEN_INVENTED, write_sync, &report),
+	CHECK_EQ(run_nomem(INVENTED_SHORT_WRITE, 1, write_sync, &report),
 		 CHECK_ERRNO);
+	CHECK_MSG(strstr(report, "result mismatch (unexpected errno) (exit 13)"),
+		  "%s", report);
+	free(report);
+}
+
+/* What follows a failed allocation in the round may be its consequence;
+ * a new round (check_reset) starts clean. */
+TEST(a_failed_allocation_covers_the_rest_of_its_round_only)
+{
+	char *report;
+
+	CHECK_EQ(run_nomem(SURVIVED_THEN_INVENTED, 1, write_sync, &report),
+		 CHECK_NOMEM);
+	CHECK_MSG(strstr(report, "an allocation failed at op #1, under this "
+			 "process's memory limit"), "%s", report);
+	free(report);
+	CHECK_EQ(run_nomem(SURVIVED_THEN_INVENTED, -1, write_sync, &report),
+		 CHECK_ERRNO);
+	free(report);
+	/* the first round stops with 16; the second invents its ENOMEM */
+	CHECK_EQ(run_nomem2(SURVIVED_THEN_INVENTED, 1, write_sync,
+			    INVENTED_AT_FSYNC, &report), CHECK_ERRNO);
 	free(report);
 }
 
@@ -243,17 +283,18 @@ TEST(an_enomem_in_the_verify_or_the_audit_is_no_finding)
 {
 	char *report;
 
-	CHECK_EQ(run_nomem(REAL_IN_READ, write_sync, &report), CHECK_NOMEM);
+	CHECK_EQ(run_nomem(REAL_IN_READ, 1, write_sync, &report), CHECK_NOMEM);
 	CHECK_MSG(strstr(report, "returned 8192 on model but -ENOMEM on "
 			 "nomem"), "%s", report);
 	free(report);
-	CHECK_EQ(run_nomem(REAL_SHORT_READ, write_sync, &report), CHECK_NOMEM);
+	CHECK_EQ(run_nomem(REAL_SHORT_READ, 1, write_sync, &report),
+		 CHECK_NOMEM);
 	CHECK_MSG(strstr(report, "returned 8192 on model but 4096 on nomem"),
 		  "%s", report);
 	free(report);
-	CHECK_EQ(run_nomem(REAL_IN_AUDIT, write_sync, &report), CHECK_NOMEM);
-	CHECK_MSG(strstr(report, "audit of nomem failed: -ENOMEM (its list "
-			 "of blocks could not grow)"), "%s", report);
+	CHECK_EQ(run_nomem(REAL_IN_AUDIT, 1, write_sync, &report), CHECK_NOMEM);
+	CHECK_MSG(strstr(report, "audit of nomem failed: -ENOMEM: its list "
+			 "of blocks could not grow"), "%s", report);
 	free(report);
 }
 
@@ -261,14 +302,9 @@ TEST(a_write_cut_short_by_a_failed_allocation_is_no_finding)
 {
 	char *report;
 
-	CHECK_EQ(run_nomem(REAL_SHORT_WRITE, write_sync, &report),
+	CHECK_EQ(run_nomem(REAL_SHORT_WRITE, 1, write_sync, &report),
 		 CHECK_NOMEM);
 	CHECK_MSG(strstr(report, "returned 2048 on nomem with room left"),
-		  "%s", report);
-	free(report);
-	CHECK_EQ(run_nomem(INVENTED_SHORT_WRITE, write_sync, &report),
-		 CHECK_ERRNO);
-	CHECK_MSG(strstr(report, "result mismatch (unexpected errno) (exit 13)"),
 		  "%s", report);
 	free(report);
 }

@@ -48,8 +48,8 @@ static const char usage_exit[] =
 "unexpected errno or byte count, a failed mount after a crash), 14\n"
 "checker error, 15 twin state mismatch (the engine targets' extents, free\n"
 "space or refcounts differ where the header's check=twins=PARTS asks);\n"
-"16 out of memory, which is no finding (a target answered ENOMEM as an\n"
-"allocation failed: replay with more memory); 2 bad usage or an\n"
+"16 out of memory, which is no finding (an allocation failed under this\n"
+"process's memory limit: replay with more memory); 2 bad usage or an\n"
 "unreadable or malformed FILE; 3 a target could not be opened.\n";
 
 static void print_usage(FILE *f)
@@ -100,7 +100,11 @@ static int replay_one(const char *path, const struct runopts *o,
 	}
 	rc = check_run(c, &seq);
 	check_skip_summary(c, skip, sizeof(skip));
-	if (rc) {
+	if (rc == CHECK_NOMEM) {
+		printf("%s: stopped at op %llu of %zu: out of memory, no "
+		       "finding (exit %d); replay it with more memory\n", path,
+		       (unsigned long long)check_failure(c)->opno, seq.n, rc);
+	} else if (rc) {
 		printf("%s: FAILED (%s, exit %d) at op %llu of %zu\n", path,
 		       check_status_name(rc), rc,
 		       (unsigned long long)check_failure(c)->opno, seq.n);

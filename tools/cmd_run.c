@@ -120,9 +120,10 @@ static const char usage_exit[] =
 "\n"
 "Exit status: 0 all ops agreed; 10 data mismatch, 11 size mismatch, 12\n"
 "audit failure, 13 result mismatch (unexpected errno), 14 checker error,\n"
-"15 twin state mismatch, 16 out of memory (no finding: the op log is\n"
-"written for a replay with more memory; see `fsoracle replay --help`);\n"
-"2 bad usage; 3 a target could not be opened.\n";
+"15 twin state mismatch, 16 out of memory under a memory limit (no\n"
+"finding: the run stops and writes its op log for a replay with more\n"
+"memory; see `fsoracle replay --help`); 2 bad usage; 3 a target could\n"
+"not be opened.\n";
 
 static void print_usage(FILE *f)
 {
