@@ -164,12 +164,37 @@ static void evict(struct ref_fs *fs)
 	}
 }
 
+/*
+ * Room in the running transaction's array for n buffers.  A buffer joins
+ * the transaction once (buf_dirty) and only while cached, so with room
+ * for every cached buffer, made before one is cached, joining cannot
+ * fail for want of memory.
+ */
+static int tx_room(struct ref_fs *fs, size_t n)
+{
+	size_t ncap = fs->txcap ? fs->txcap * 2 : 64;
+	struct rbuf **na;
+
+	if (n <= fs->txcap)
+		return 0;
+	if (ncap < n)
+		ncap = n;
+	na = realloc(fs->tx, ncap * sizeof(*na));
+	if (!na)
+		return -ENOMEM;
+	fs->tx = na;
+	fs->txcap = ncap;
+	return 0;
+}
+
 static int cache_insert(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
 {
 	struct rbuf *b;
 	size_t h;
 
 	if (fs->nbufs >= fs->hsize * 2 && hash_grow(fs))
+		return -ENOMEM;
+	if (tx_room(fs, fs->nbufs + 1))
 		return -ENOMEM;
 	b = park_zalloc(sizeof(*b));
 	if (!b)
@@ -370,16 +395,16 @@ static void ptr_remove(struct rbuf **arr, size_t *n, struct rbuf *b)
 }
 
 /*
- * Join the running transaction.  The transaction array is sized ahead of
- * time (tx_reserve in journal.c keeps spare room), so this cannot fail.
+ * Join the running transaction.  Its array has room for every cached
+ * buffer (tx_room, before a buffer is cached), so this cannot fail.
  */
 void buf_dirty(struct ref_fs *fs, struct rbuf *b)
 {
 	if (b->dirty)
 		return;
 	if (ptr_push(&fs->tx, &fs->ntx, &fs->txcap, b)) {
-		/* Out of memory growing a pointer array: nothing sane to do
-		 * but stop before the journal silently loses an update. */
+		/* more buffers in the transaction than are cached: a broken
+		 * cache, which the journal must not commit half of */
 		abort();
 	}
 	b->dirty = 1;
