@@ -294,13 +294,13 @@ const char *check_errstr(int64_t r, char *buf, size_t len)
 	return buf;
 }
 
-void check_call_begins(struct checker *c)
-{
-	(void)c;
-	errno = 0;
-}
-
-void check_call_ends(struct checker *c)
+/*
+ * A call of the checker (check_op, check_verify) clears errno as it
+ * begins, so that ENOMEM in it at a report means an allocation failed
+ * during the call; as it ends, ENOMEM is kept as the op at which an
+ * allocation failed in this round (check.h, running out of memory).
+ */
+static void call_ends(struct checker *c)
 {
 	if (errno == ENOMEM && !c->nomem_op)
 		c->nomem_op = c->log.n ? c->log.n : 1;
@@ -513,13 +513,13 @@ int check_verify(struct checker *c)
 
 	if (c->status || c->stalled)
 		return c->status;
-	check_call_begins(c);
+	errno = 0; /* call_ends */
 	ret = verify_all(c);
 	if (!ret)
 		ret = audit_all(c);
 	if (!ret && c->cfg.twins)
 		ret = check_twins(c);
-	check_call_ends(c);
+	call_ends(c);
 	return ret;
 }
 
@@ -1186,9 +1186,9 @@ int check_op(struct checker *c, const struct op *in)
 		return c->status;
 	if (c->stalled)
 		return 0;
-	check_call_begins(c);
+	errno = 0; /* call_ends */
 	ret = one_op(c, in);
-	check_call_ends(c);
+	call_ends(c);
 	return ret;
 }
 

@@ -38,7 +38,7 @@ struct checker {
 	unsigned cut_seed;           /* ... and cuts with this seed            */
 	int mem_limited;             /* allocations can fail here (check.h) */
 	uint64_t nomem_op;           /* the op at which an allocation failed
-					in this round (check_call_ends), 0 */
+					in this round (call_ends in check.c), 0 */
 	uint32_t twin_adopted;       /* files the checker copied from one
 					engine to the others: their layouts
 					are the copy's, not the twins' own;
@@ -59,15 +59,6 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 /* A target's answer r for a report: the count, or the errno's name
  * ("-ENOSPC") in buf. */
 const char *check_errstr(int64_t r, char *buf, size_t len);
-
-/*
- * A call of the checker (check_op, check_verify) begins: errno is
- * cleared, so that ENOMEM in it at a report means an allocation failed
- * during the call; and ends: ENOMEM then is kept as the op at which an
- * allocation failed in this round (check.h, running out of memory).
- */
-void check_call_begins(struct checker *c);
-void check_call_ends(struct checker *c);
 
 /*
  * The op (1-based number, 0 = none) that last changed byte off of file
