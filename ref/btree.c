@@ -1288,6 +1288,7 @@ static int blkset_add(struct blkset *s, uint64_t blk)
 struct chk {
 	struct bt_tree *t;
 	bt_block_fn block_fn;
+	bt_visit_fn rec_fn;
 	void *arg;
 	struct blkset seen;
 	uint64_t nrecs;
@@ -1352,6 +1353,15 @@ static int chk_entries(struct chk *c, uint8_t *d, uint64_t blk,
 		c->have_last = true;
 		c->last = k;
 		c->nrecs++;
+		if (c->rec_fn) {
+			uint64_t rec[BT_REC_MAX / 8]; /* aligned, as bt_iterate's */
+			int err;
+
+			memcpy(rec, nd_ent(t, d, 0, i), t->type->rec_size);
+			err = c->rec_fn(c->arg, rec);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -1409,8 +1419,14 @@ static int chk_node(struct chk *c, uint64_t blk, unsigned level, bool is_root,
 int bt_check(struct bt_tree *t, bt_block_fn block_fn, void *arg,
 	     uint64_t *nrecs_out, char *why, size_t whylen)
 {
-	struct chk c = { .t = t, .block_fn = block_fn, .arg = arg, .why = why,
-			 .whylen = whylen };
+	return bt_check_recs(t, block_fn, NULL, arg, nrecs_out, why, whylen);
+}
+
+int bt_check_recs(struct bt_tree *t, bt_block_fn block_fn, bt_visit_fn rec_fn,
+		  void *arg, uint64_t *nrecs_out, char *why, size_t whylen)
+{
+	struct chk c = { .t = t, .block_fn = block_fn, .rec_fn = rec_fn,
+			 .arg = arg, .why = why, .whylen = whylen };
 	struct bounds all = { 0 };
 	int err;
 

@@ -154,6 +154,17 @@ typedef int (*bt_block_fn)(void *arg, uint64_t blk);
 int bt_check(struct bt_tree *t, bt_block_fn block_fn, void *arg,
 	     uint64_t *nrecs_out, char *why, size_t whylen);
 
+/*
+ * bt_check, handing each leaf record to rec_fn (bt_iterate's callback) in
+ * key order once its node and every key before it have passed: the
+ * records of a tree the walk has not finished, so a caller that wants
+ * only a sound tree's records keeps them until it returns 0.  One walk
+ * for an audit that checks the tree and then reads its records.  rec_fn
+ * returns 0 to go on or -errno, which ends the walk and is returned.
+ */
+int bt_check_recs(struct bt_tree *t, bt_block_fn block_fn, bt_visit_fn rec_fn,
+		  void *arg, uint64_t *nrecs_out, char *why, size_t whylen);
+
 /* Print the tree shape to a FILE* (passed as void* to keep stdio out). */
 void bt_dump(struct bt_tree *t, void *file);
 

@@ -53,6 +53,9 @@ struct audit {
 				   must start at (UINT64_MAX: an rt extent
 				   boundary), and its rt block */
 	uint64_t rt_next_blk;
+	/* the records of the file's tree, kept as its check walks it */
+	struct ref_extent *recs;
+	size_t nkept, keptcap;
 };
 
 static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
@@ -218,15 +221,14 @@ static void check_rt_tiling(struct audit *a, const struct ref_extent *e)
 	a->rt_next_blk = e->startblk + e->len;
 }
 
-static int visit_extent(void *arg, const void *rec)
+/* One record of a file's sound tree, in key order. */
+static int visit_extent(struct audit *a, const struct ref_extent *rec)
 {
-	struct audit *a = arg;
 	struct ref_fs *fs = a->fs;
-	struct ref_extent e;
+	struct ref_extent e = *rec;
 	uint64_t tail = file_tail_end(fs, a->ip);
 	bool rt = inode_is_rt(a->ip);
 
-	xrec_decode(rec, &e);
 	a->nrecs++;
 	if (e.len == 0 || e.len > file_maxext(fs, a->ip))
 		bad_file(a, "record at file block %llu has length %llu (max "
@@ -352,6 +354,29 @@ static int check_slots(struct audit *a, uint32_t *i)
 	return 0;
 }
 
+/* bt_check_recs' callback: keep the record for visit_extent. */
+static int keep_extent(void *arg, const void *rec)
+{
+	struct audit *a = arg;
+
+	if (a->nkept == a->keptcap) {
+		size_t ncap = a->keptcap ? a->keptcap * 2 : 256;
+		struct ref_extent *n = realloc(a->recs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->recs = n;
+		a->keptcap = ncap;
+	}
+	xrec_decode(rec, &a->recs[a->nkept++]);
+	return 0;
+}
+
+/*
+ * A file's extent tree, checked and read in one walk: its records are
+ * judged (visit_extent) only once the whole tree has passed, in key
+ * order, as a walk of a sound tree after its check would give them.
+ */
 static int audit_file(struct audit *a, struct ref_inode *ip)
 {
 	struct ref_fs *fs = a->fs;
@@ -367,14 +392,15 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 	if (ip->type != ITYPE_FILE)
 		return 0;
 	bmap_tree(fs, ip, &t);
-	err = bt_check(&t, node_block, a, &nrecs, why, sizeof(why));
+	a->nkept = 0;
+	err = bt_check_recs(&t, node_block, keep_extent, a, &nrecs, why,
+			    sizeof(why));
 	if (err == -EFSCORRUPTED) {
 		bad_file(a, "extent B+tree: %s", why);
 		return 0;
 	}
-	if (err)
-		return err;
-	err = bt_iterate(&t, 0, visit_extent, a);
+	for (size_t i = 0; !err && i < a->nkept; i++)
+		err = visit_extent(a, &a->recs[i]);
 	if (err)
 		return err;
 	if (a->rt_next != UINT64_MAX)
@@ -458,6 +484,7 @@ int fsck_run(struct ref_fs *fs)
 	free(a.data.v);
 	free(a.rt.v);
 	free(a.shared.v);
+	free(a.recs);
 	if (err)
 		return err;
 	return a.bad ? -EFSCORRUPTED : 0;

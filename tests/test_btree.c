@@ -236,7 +236,7 @@ static int collect_cb(void *arg, const void *rec)
 /* fx_audit, plus every record read back in order equals the reference. */
 static int fx_verify(struct fx *f)
 {
-	struct collect c = { 0 };
+	struct collect c = { 0 }, cr = { 0 };
 	int err;
 
 	if (fx_audit(f))
@@ -245,6 +245,18 @@ static int fx_verify(struct fx *f)
 	if (err)
 		free(c.v);
 	HCHECK(err == 0, "bt_iterate: %d", err);
+	/* the audit's one walk hands over what a walk after it reads */
+	err = bt_check_recs(&f->t, NULL, collect_cb, &cr, NULL, NULL, 0);
+	if (!err && cr.n != c.n)
+		err = -ERANGE;
+	for (size_t i = 0; !err && i < c.n; i++)
+		if (memcmp(&cr.v[i], &c.v[i], sizeof(c.v[i])))
+			err = -ERANGE;
+	free(cr.v);
+	if (err)
+		free(c.v);
+	HCHECK(err == 0, "bt_check_recs: %d, %zu records, %zu iterated", err,
+	       cr.n, c.n);
 	for (size_t i = 0; i < c.n && i < f->ref.n; i++) {
 		struct rrec a = c.v[i], b = f->ref.v[i];
 
@@ -1169,6 +1181,33 @@ TEST(check_reports_every_block_once_and_honours_block_fn)
 	fx_fini(&f);
 }
 
+TEST(check_recs_hands_records_in_order_and_stops_at_an_error)
+{
+	struct fx f;
+	struct collect c = { 0 };
+	uint64_t nrecs = 0;
+	char why[128];
+
+	fx_init(&f, 512, 4, 1024);
+	for (uint64_t k = 0; k < 300; k++)
+		CHECK_OK(fx_insert(&f, rr((k * 37) % 300 * 3)));
+	CHECK(f.root.levels >= 3);
+	CHECK_OK(bt_check_recs(&f.t, NULL, collect_cb, &c, &nrecs, why,
+			       sizeof(why)));
+	CHECK_EQ(nrecs, 300);
+	CHECK_EQ(c.n, 300);
+	for (size_t i = 0; i < c.n; i++)
+		CHECK_EQ(c.v[i].key, i * 3);
+	free(c.v);
+	c = (struct collect){ .fail_at = 123 };
+	CHECK_EQ(bt_check_recs(&f.t, NULL, collect_cb, &c, &nrecs, why,
+			       sizeof(why)), -EIO);
+	CHECK_EQ(c.n, 122);
+	CHECK_EQ(f.ms.nheld, 0);
+	free(c.v);
+	fx_fini(&f);
+}
+
 TEST(dump_shows_every_node_and_key)
 {
 	struct fx f;
@@ -1391,6 +1430,13 @@ static int run_on_corrupt(struct fx *f, const struct corruption *c,
 	       err, c->check_err, why);
 	HCHECK(why[0] != '\0' && why[0] != 'x', "%s: no reason given", c->name);
 	HCHECK(f->ms.nheld == 0, "%s: check leaked handles", c->name);
+	err = bt_check_recs(&f->t, NULL, collect_cb, &col, NULL, why,
+			    sizeof(why));
+	free(col.v);
+	col = (struct collect){ 0 };
+	HCHECK(err == c->check_err, "%s: bt_check_recs = %d, want %d",
+	       c->name, err, c->check_err);
+	HCHECK(f->ms.nheld == 0, "%s: check_recs leaked handles", c->name);
 
 	err = bt_iterate(&f->t, 0, collect_cb, &col);
 	free(col.v);
