@@ -123,6 +123,22 @@ static int get_ge(struct bt_tree *t, uint64_t key, struct ref_extent *e)
 	return err;
 }
 
+/* The records either side of file block fb (bt_lookup_around). */
+static int get_around(struct bt_tree *t, uint64_t fb, struct ref_extent *l,
+		      bool *have_l, struct ref_extent *r, bool *have_r)
+{
+	uint8_t lrec[XR_SIZE], rrec[XR_SIZE];
+	int err = bt_lookup_around(t, fb, lrec, have_l, rrec, have_r);
+
+	if (err)
+		return err;
+	if (*have_l)
+		xrec_decode(lrec, l);
+	if (*have_r)
+		xrec_decode(rrec, r);
+	return 0;
+}
+
 static int put_new(struct bt_tree *t, const struct ref_extent *e)
 {
 	uint8_t rec[XR_SIZE];
@@ -307,22 +323,18 @@ int bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	int err;
 
 	bmap_tree(fs, ip, &t);
-	if (ext->fileoff > 0) {
-		err = get_le(&t, ext->fileoff - 1, &left);
-		if (err && err != -ENOENT)
-			return err;
-		have_left = !err && mergeable(fs, ip, &left, &cur);
-	}
-	err = get_ge(&t, ext->fileoff, &right);
-	if (err && err != -ENOENT)
+	err = get_around(&t, ext->fileoff, &left, &have_left, &right,
+			 &have_right);
+	if (err)
 		return err;
-	if (!err && right.fileoff < ext->fileoff + ext->len) {
+	have_left = have_left && mergeable(fs, ip, &left, &cur);
+	if (have_right && right.fileoff < ext->fileoff + ext->len) {
 		ref_report(fs, "inode %llu: mapping file block %llu over an "
 			   "existing record", (unsigned long long)ip->ino,
 			   (unsigned long long)right.fileoff);
 		return -EFSCORRUPTED;
 	}
-	have_right = !err && mergeable(fs, ip, &cur, &right);
+	have_right = have_right && mergeable(fs, ip, &cur, &right);
 	if (have_left && have_right && left.len + cur.len + right.len > file_maxext(fs, ip))
 		have_right = false;
 
@@ -648,6 +660,63 @@ static int convert_piece(struct ref_fs *fs, struct ref_inode *ip,
 	return err;
 }
 
+/* bmap_convert's walk over the records that need nothing. */
+struct settled_walk {
+	uint64_t next, end;     /* [from, next) needs nothing; the range's end */
+	uint32_t state;
+	bool first, stopped;
+};
+
+static int settled_stop(struct settled_walk *w)
+{
+	w->stopped = true;
+	return 1;
+}
+
+static int settled_next(void *arg, const void *rec)
+{
+	struct settled_walk *w = arg;
+	struct ref_extent e;
+	bool first = w->first;
+
+	xrec_decode(rec, &e);
+	w->first = false;
+	if (first && e.fileoff + e.len <= w->next)
+		return 0; /* the record before from */
+	if (e.fileoff < w->next)
+		return settled_stop(w); /* overlaps: a lookup reports it */
+	if (e.fileoff >= w->end) {
+		w->next = w->end;
+		return settled_stop(w);
+	}
+	w->next = e.fileoff; /* the hole before it needs nothing */
+	if (e.len == 0 || e.state != w->state || e.len > UINT64_MAX - e.fileoff)
+		return settled_stop(w);
+	w->next = e.fileoff + e.len;
+	return w->next >= w->end ? settled_stop(w) : 0;
+}
+
+/*
+ * From file block from (< end), the first block up to end whose record is
+ * not in state: the holes and the records already in state before it,
+ * walked in one descent instead of a lookup each.  Anything the walk
+ * cannot read or judge ends it there: the caller's lookup of that block
+ * reaches it, and its error, as a lookup a record did.
+ */
+static uint64_t settled_until(struct bt_tree *t, uint64_t from, uint64_t end,
+			      uint32_t state)
+{
+	struct settled_walk w = { .next = from, .end = end, .state = state,
+				  .first = true };
+	int err = bt_lookup_le_run(t, from, settled_next, &w);
+
+	/* the tree ended with every record after from settled: the rest
+	 * of the range is hole */
+	if (!err && !w.first && !w.stopped)
+		w.next = end;
+	return w.next < end ? w.next : end;
+}
+
 /*
  * Set the state of every mapped block in [fb, fb+len).  Holes stay holes.
  * With roll, the transaction may be committed between records; without,
@@ -680,8 +749,10 @@ int bmap_convert(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 				err = tx_maybe_roll(fs);
 			if (err)
 				return err;
+			fb += n;
+		} else if ((fb += n) < end) {
+			fb = settled_until(&t, fb, end, state);
 		}
-		fb += n;
 	}
 	return 0;
 }

@@ -627,6 +627,49 @@ int bt_lookup_ge(struct bt_tree *t, uint64_t key, void *rec)
 	return err;
 }
 
+int bt_lookup_around(struct bt_tree *t, uint64_t key, void *lo,
+		     bool *have_lo, void *hi, bool *have_hi)
+{
+	struct bt_path p;
+	struct bt_level *leaf = &p.lv[0];
+	unsigned i;
+	int err;
+
+	*have_lo = *have_hi = false;
+	err = path_find(t, &p, key, true);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	i = (unsigned)leaf->idx; /* the first slot >= key */
+	if (i > 0) {
+		copy_rec(t, leaf, i - 1, lo);
+		*have_lo = true;
+		/* out of order, as find_le's answers */
+		if (t->type->rec_key(lo) >= key)
+			err = -EFSCORRUPTED;
+	}
+	if (!err && i >= leaf->nrecs) {
+		err = path_step(t, &p, 1);
+		i = 0;
+	}
+	if (!err) {
+		copy_rec(t, leaf, i, hi);
+		*have_hi = true;
+		if (t->type->rec_key(hi) < key) /* as bt_lookup_ge's */
+			err = -EFSCORRUPTED;
+	}
+	path_release(t, &p);
+	if (err == 1) /* no leaf after key's */
+		err = 0;
+	/* key's leaf starts at or above key: lo is the last record before */
+	if (!err && !*have_lo && key > 0) {
+		err = bt_lookup_le(t, key - 1, lo);
+		*have_lo = !err;
+		if (err == -ENOENT)
+			err = 0;
+	}
+	return err;
+}
+
 int bt_iterate(struct bt_tree *t, uint64_t start, bt_visit_fn fn, void *arg)
 {
 	uint64_t buf[BT_REC_MAX / 8];   /* aligned copy the callback may keep */

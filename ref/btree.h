@@ -109,6 +109,16 @@ typedef int (*bt_visit_fn)(void *arg, const void *rec);
 int bt_lookup_le_run(struct bt_tree *t, uint64_t key, bt_visit_fn fn,
 		     void *arg);
 
+/*
+ * Both neighbours of key: the record with the largest key below key into
+ * lo and the one with the smallest key >= key into hi, each only where
+ * there is one (*have_lo, *have_hi).  One descent when key's leaf holds a
+ * record below key (an insert's merge checks), two when it does not.
+ * 0 or -errno (on an error neither record is to be used).
+ */
+int bt_lookup_around(struct bt_tree *t, uint64_t key, void *lo,
+		     bool *have_lo, void *hi, bool *have_hi);
+
 /* Insert a record whose key is not present (-EEXIST otherwise). */
 int bt_insert(struct bt_tree *t, const void *rec);
 /* Replace the record with the same key (-ENOENT if absent). */

@@ -604,16 +604,18 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 {
 	while (fb < fbend) {
 		struct ref_extent e;
-		uint64_t n;
+		uint64_t end;
 		int err = bmap_lookup(fs, ip, fb, &e);
 
 		if (err)
 			return err;
-		n = min64(e.fileoff + e.len, fbend) - fb;
-		if (e.state == BMAP_HOLE) {
+		end = min64(e.fileoff + e.len, fbend);
+		/* A hole is filled a piece at a time; what a piece leaves of
+		 * it is still hole, so the next piece needs no lookup. */
+		while (e.state == BMAP_HOLE && fb < end) {
 			struct ref_extent m;
 
-			err = alloc_hole(fs, ip, fb, n, &m);
+			err = alloc_hole(fs, ip, fb, end - fb, &m);
 			if (!err)
 				err = map_new(fs, ip, &m, m.fileoff, m.fileoff);
 			if (!err)
@@ -622,9 +624,9 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 				err = tx_maybe_roll(fs);
 			if (err)
 				return err;
-			n = m.fileoff + m.len - fb;
+			fb = m.fileoff + m.len;
 		}
-		fb += n;
+		fb = end > fb ? end : fb;
 	}
 	return 0;
 }

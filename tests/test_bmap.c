@@ -175,6 +175,82 @@ TEST(lookup_run_joins_the_records_that_continue_on_the_device)
 	hw_close(d);
 }
 
+/* Every block of [0, n) has the state st[] says (BMAP_HOLE: a hole). */
+static int states_are(struct ref_fs *fs, struct ref_inode *ip,
+		      const uint32_t *st, unsigned n)
+{
+	for (unsigned b = 0; b < n; b++) {
+		struct ref_extent e;
+		int err = bmap_lookup(fs, ip, b, &e);
+
+		HCHECK(err == 0, "lookup(%u) = %d", b, err);
+		HCHECK(e.state == st[b], "block %u: state %u, want %u", b,
+		       e.state, st[b]);
+	}
+	return 0;
+}
+
+/*
+ * bmap_convert walks the records that need nothing (holes, and records
+ * already in the state asked) in one descent, not a lookup each: over
+ * 200 one-block records with holes and unwritten records among them,
+ * each conversion leaves every block as a block-by-block model says, and
+ * converting a range already in its state visits fewer B+tree nodes than
+ * it has records.
+ */
+TEST(convert_walks_the_records_that_need_nothing_at_once)
+{
+	static const struct {
+		uint64_t fb, len;
+		uint32_t state;
+	} cv[] = {
+		{ 0, 200, REF_EXT_UNWRITTEN }, { 10, 50, 0 }, { 0, 7, 0 },
+		{ 150, 100, REF_EXT_UNWRITTEN }, { 60, 1, 0 }, { 3, 190, 0 },
+		{ 96, 3, REF_EXT_UNWRITTEN }, { 0, 1000, 0 },
+	};
+	uint32_t st[256];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	uint64_t v0, visits;
+
+	CHECK(fs);
+	CHECK(map_in_a_row(fs, "f", 200, &ip) == 0);
+	for (unsigned b = 0; b < 256; b++)
+		st[b] = b < 200 ? 0 : BMAP_HOLE;
+	for (unsigned b = 0; b < 200; b++) {
+		if (b % 17 == 3) {
+			CHECK_OK(bmap_unmap(fs, ip, b, 1, true));
+			st[b] = BMAP_HOLE;
+		} else if (b % 5 == 0) {
+			CHECK_OK(bmap_convert(fs, ip, b, 1, REF_EXT_UNWRITTEN,
+					      true));
+			st[b] = REF_EXT_UNWRITTEN;
+		}
+		CHECK_OK(tx_maybe_roll(fs));
+	}
+	CHECK(states_are(fs, ip, st, 256) == 0);
+	for (size_t i = 0; i < sizeof(cv) / sizeof(cv[0]); i++) {
+		CHECK_OK(bmap_convert(fs, ip, cv[i].fb, cv[i].len, cv[i].state,
+				      true));
+		for (uint64_t b = cv[i].fb; b < cv[i].fb + cv[i].len && b < 256; b++)
+			if (st[b] != BMAP_HOLE)
+				st[b] = cv[i].state;
+		CHECK_MSG(states_are(fs, ip, st, 256) == 0, "after conversion %zu",
+			  i);
+	}
+	/* all written now: converting to written again needs nothing */
+	v0 = ref_counters(fs)->bt.node_visits;
+	CHECK_OK(bmap_convert(fs, ip, 0, 200, 0, true));
+	visits = ref_counters(fs)->bt.node_visits - v0;
+	CHECK_MSG(visits < 200, "converting 200 settled records visited %llu "
+		  "nodes", (unsigned long long)visits);
+	CHECK(states_are(fs, ip, st, 256) == 0);
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	ref_abandon(fs);
+	hw_close(d);
+}
+
 /*
  * n one-block records in a row (map_in_a_row) written with buf's n
  * blocks, then an unmount and a mount (nothing cached): the file's inode

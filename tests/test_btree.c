@@ -397,6 +397,49 @@ static uint8_t *raw_rec(uint8_t *d, unsigned i) { return d + 32 + REC_SIZE * i; 
 
 /* ================= tests ================= */
 
+/* What lookup_le/ge must return, by brute force over the reference. */
+static int expect_le(const struct ref *r, uint64_t q, struct rrec *out)
+{
+	for (size_t i = r->n; i-- > 0;)
+		if (r->v[i].key <= q) {
+			*out = r->v[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int expect_ge(const struct ref *r, uint64_t q, struct rrec *out)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].key >= q) {
+			*out = r->v[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* bt_lookup_around(q): le(q - 1) and ge(q) of the reference. */
+static int probe_around(struct fx *f, uint64_t q)
+{
+	uint8_t lo[REC_SIZE], hi[REC_SIZE];
+	struct rrec wl = { 0 }, wh = { 0 };
+	bool hl, hh;
+	int el = q ? expect_le(&f->ref, q - 1, &wl) : -ENOENT;
+	int eh = expect_ge(&f->ref, q, &wh);
+	int got = bt_lookup_around(&f->t, q, lo, &hl, hi, &hh);
+
+	HCHECK(got == 0, "around(%llu) = %d", (unsigned long long)q, got);
+	HCHECK(hl == !el && hh == !eh, "around(%llu): lo %d hi %d, want %d %d",
+	       (unsigned long long)q, hl, hh, !el, !eh);
+	HCHECK(!hl || (get64(lo) == wl.key && get64(lo + 8) == wl.val),
+	       "around(%llu): lo key %llu, want %llu", (unsigned long long)q,
+	       (unsigned long long)get64(lo), (unsigned long long)wl.key);
+	HCHECK(!hh || (get64(hi) == wh.key && get64(hi + 8) == wh.val),
+	       "around(%llu): hi key %llu, want %llu", (unsigned long long)q,
+	       (unsigned long long)get64(hi), (unsigned long long)wh.key);
+	return 0;
+}
+
 TEST(empty_tree_lookups_return_enoent)
 {
 	struct fx f;
@@ -410,6 +453,8 @@ TEST(empty_tree_lookups_return_enoent)
 	CHECK_EQ(bt_lookup_le(&f.t, UINT64_MAX, rec), -ENOENT);
 	CHECK_EQ(bt_lookup_ge(&f.t, 0, rec), -ENOENT);
 	CHECK_EQ(bt_lookup_ge(&f.t, UINT64_MAX, rec), -ENOENT);
+	CHECK(probe_around(&f, 0) == 0);
+	CHECK(probe_around(&f, 7) == 0);
 	mkrec(rec, 5, 1, 2);
 	CHECK_EQ(bt_update(&f.t, rec), -ENOENT);
 	CHECK_EQ(bt_delete(&f.t, 5), -ENOENT);
@@ -519,27 +564,6 @@ TEST(duplicate_insert_returns_eexist_and_changes_nothing)
 	fx_fini(&f);
 }
 
-/* What lookup_le/ge must return, by brute force over the reference. */
-static int expect_le(const struct ref *r, uint64_t q, struct rrec *out)
-{
-	for (size_t i = r->n; i-- > 0;)
-		if (r->v[i].key <= q) {
-			*out = r->v[i];
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static int expect_ge(const struct ref *r, uint64_t q, struct rrec *out)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].key >= q) {
-			*out = r->v[i];
-			return 0;
-		}
-	return -ENOENT;
-}
-
 static int probe_all(struct fx *f, uint64_t qmax)
 {
 	uint8_t rec[REC_SIZE];
@@ -564,6 +588,8 @@ static int probe_all(struct fx *f, uint64_t qmax)
 		       "ge(%llu) gave key %llu, want %llu",
 		       (unsigned long long)qq, (unsigned long long)get64(rec),
 		       (unsigned long long)want.key);
+		HCHECK(probe_around(f, qq) == 0, "around(%llu)",
+		       (unsigned long long)qq);
 	}
 	HCHECK(f->ms.nheld == 0, "lookups leaked handles");
 	return 0;
@@ -1449,8 +1475,11 @@ static int run_on_corrupt(struct fx *f, const struct corruption *c,
 	HCHECK(!c->iterate_fails || err < 0, "%s: run = %d", c->name, err);
 	HCHECK(f->ms.nheld == 0, "%s: run leaked handles", c->name);
 
-	int res[5];
+	int res[6];
+	uint8_t rec2[REC_SIZE];
+	bool h1, h2;
 
+	res[5] = bt_lookup_around(&f->t, v->probe, rec, &h1, rec2, &h2);
 	res[0] = bt_lookup_le(&f->t, v->probe, rec);
 	res[1] = bt_lookup_ge(&f->t, v->probe, rec);
 	mkrec(rec, v->probe, 1, 2);
@@ -1458,7 +1487,7 @@ static int run_on_corrupt(struct fx *f, const struct corruption *c,
 	mkrec(rec, v->probe + 1, 1, 2);
 	res[3] = bt_insert(&f->t, rec);
 	res[4] = bt_delete(&f->t, v->probe);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		HCHECK(!c->lookups_fail ||
 		       (res[i] < 0 && res[i] != -ENOENT && res[i] != -EEXIST),
 		       "%s: op %d on probe %llu = %d", c->name, i,
