@@ -209,12 +209,39 @@ int bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return hole_at(fs, ip, &t, fb, ext);
 }
 
-/* bmap_lookup_run's walk: the answer, then the records continuing it. */
+/*
+ * bmap_lookup_run's walk: the answer, then the records continuing it.
+ * For a reader of zeros (zeros), an answer that reads as zeros (a hole,
+ * an unwritten record) goes on over every hole and unwritten record
+ * after it: [e.fileoff, zend) once known.
+ */
 struct run_walk {
 	uint64_t fb, upto;
 	struct ref_extent e;
 	bool have;
+	bool zeros, zrun, known, stopped;
+	uint64_t zend;
 };
+
+static int run_stop(struct run_walk *w)
+{
+	w->stopped = true;
+	return 1;
+}
+
+/* A record after a run of zeros: the hole before it, then it if unwritten. */
+static int zeros_next(struct run_walk *w, const struct ref_extent *n)
+{
+	if (n->fileoff < w->zend)
+		return run_stop(w); /* out of order: a lookup reports it */
+	w->zend = n->fileoff;
+	w->known = true;
+	if (w->zend >= w->upto || n->state != REF_EXT_UNWRITTEN || n->len == 0 ||
+	    n->len > UINT64_MAX - n->fileoff)
+		return run_stop(w);
+	w->zend = n->fileoff + n->len;
+	return w->zend >= w->upto ? run_stop(w) : 0;
+}
 
 static int run_next(void *arg, const void *rec)
 {
@@ -223,10 +250,25 @@ static int run_next(void *arg, const void *rec)
 	struct ref_extent n;
 
 	xrec_decode(rec, &n);
+	if (w->zrun)
+		return zeros_next(w, &n);
 	if (!w->have) {
 		w->e = n;
 		w->have = true;
 		end = n.fileoff + n.len;
+		if (w->zeros && end >= n.fileoff &&
+		    (w->fb >= end || n.state == REF_EXT_UNWRITTEN)) {
+			/* zeros at fb: a hole to the next record, or n */
+			w->zrun = true;
+			if (w->fb >= end) {
+				w->e = (struct ref_extent){ w->fb, 0, 0, BMAP_HOLE };
+				w->zend = w->fb;
+				return 0;
+			}
+			w->zend = end;
+			w->known = true;
+			return end >= w->upto ? run_stop(w) : 0;
+		}
 		/* a hole at fb, or a mapping that stays alone */
 		return w->fb >= end || end < n.fileoff || n.state != 0 ||
 		       end >= w->upto;
@@ -236,6 +278,35 @@ static int run_next(void *arg, const void *rec)
 		return 1;
 	w->e.len += n.len;
 	return end + n.len >= w->upto;
+}
+
+static int lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      uint64_t upto, bool zeros, struct ref_extent *ext)
+{
+	struct run_walk w = { .fb = fb, .upto = upto, .zeros = zeros };
+	struct bt_tree t;
+	int err;
+
+	bmap_tree(fs, ip, &t);
+	err = bt_lookup_le_run(&t, fb, run_next, &w);
+	if (w.zrun) {
+		/* the tree ended with nothing after the zeros but hole */
+		if (!err && !w.stopped) {
+			w.zend = UINT64_MAX;
+			w.known = true;
+		}
+		if (w.known && fb < w.zend) {
+			*ext = w.e;
+			ext->len = w.zend - w.e.fileoff;
+			return 0;
+		}
+	} else if (w.have && fb < w.e.fileoff + w.e.len) {
+		*ext = w.e;
+		return 0;
+	}
+	if (err && err != -ENOENT)
+		return err;
+	return hole_at(fs, ip, &t, fb, ext);
 }
 
 /*
@@ -253,19 +324,22 @@ static int run_next(void *arg, const void *rec)
 int bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		    uint64_t upto, struct ref_extent *ext)
 {
-	struct run_walk w = { .fb = fb, .upto = upto };
-	struct bt_tree t;
-	int err;
+	return lookup_run(fs, ip, fb, upto, false, ext);
+}
 
-	bmap_tree(fs, ip, &t);
-	err = bt_lookup_le_run(&t, fb, run_next, &w);
-	if (w.have && fb < w.e.fileoff + w.e.len) {
-		*ext = w.e;
-		return 0;
-	}
-	if (err && err != -ENOENT)
-		return err;
-	return hole_at(fs, ip, &t, fb, ext);
+/*
+ * bmap_lookup_run for a reader that reads every block not written as
+ * zeros: an answer that reads as zeros (a hole, an unwritten record)
+ * also takes in every hole and unwritten record after it, wherever those
+ * lie on the device, up to upto or beyond, in the same descent.  Such an
+ * answer has its first part's state (BMAP_HOLE or unwritten) and no
+ * device blocks a reader may use: a long preallocated range of a file
+ * mapped a block a record is read as one run of zeros.
+ */
+int bmap_lookup_read(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t upto, struct ref_extent *ext)
+{
+	return lookup_run(fs, ip, fb, upto, true, ext);
 }
 
 static bool mergeable(const struct ref_fs *fs, const struct ref_inode *ip,

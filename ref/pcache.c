@@ -555,7 +555,7 @@ static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	int err = 0;
 
 	if (!(e->len && fb >= e->fileoff && fb - e->fileoff < e->len))
-		err = bmap_lookup_run(fs, ip, fb, upto, e);
+		err = bmap_lookup_read(fs, ip, fb, upto, e);
 	if (err)
 		return err;
 	if (fs->pc->nodata)

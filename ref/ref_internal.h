@@ -404,6 +404,10 @@ int  bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  * to upto (bmap.c). */
 int  bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		     uint64_t upto, struct ref_extent *ext);
+/* bmap_lookup_run for a reader of zeros: holes and unwritten records after
+ * an answer that reads as zeros join it, wherever they lie (bmap.c). */
+int  bmap_lookup_read(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      uint64_t upto, struct ref_extent *ext);
 int  bmap_map(struct ref_fs *fs, struct ref_inode *ip,
 	      const struct ref_extent *ext);
 int  bmap_unmap(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,

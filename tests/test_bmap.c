@@ -279,6 +279,108 @@ static int written_in_a_row(struct hw_dev *d, struct ref_fs **fs,
 }
 
 /*
+ * bmap_lookup_read at fb up to upto: a written answer as bmap_lookup_run
+ * gives it; an answer of zeros covers fb, every block in it reads as
+ * zeros block by block, and it stops short of upto only at a written
+ * block.
+ */
+static int read_agrees(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		       uint64_t upto, struct ref_extent *r)
+{
+	struct ref_extent run, one;
+	uint64_t end;
+	int err = bmap_lookup_read(fs, ip, fb, upto, r);
+
+	HCHECK(err == 0, "read(%llu) = %d", (unsigned long long)fb, err);
+	HCHECK(fb >= r->fileoff && fb - r->fileoff < r->len,
+	       "read(%llu) gave %llu+%llu", (unsigned long long)fb,
+	       (unsigned long long)r->fileoff, (unsigned long long)r->len);
+	if (r->state == 0) {
+		err = bmap_lookup_run(fs, ip, fb, upto, &run);
+		HCHECK(err == 0 && run.fileoff == r->fileoff &&
+		       run.len == r->len && run.startblk == r->startblk,
+		       "read(%llu): a written answer not the run's",
+		       (unsigned long long)fb);
+		return 0;
+	}
+	end = r->fileoff + r->len;
+	for (uint64_t b = fb; b < end && b < upto + 300; b++) {
+		err = bmap_lookup(fs, ip, b, &one);
+		HCHECK(err == 0 && one.state != 0, "read(%llu) reads block "
+		       "%llu as zeros, its state %u", (unsigned long long)fb,
+		       (unsigned long long)b, one.state);
+	}
+	if (end < upto) {
+		err = bmap_lookup(fs, ip, end, &one);
+		HCHECK(err == 0 && one.state == 0, "read(%llu) stops at %llu "
+		       "(state %u) before %llu", (unsigned long long)fb,
+		       (unsigned long long)end, one.state,
+		       (unsigned long long)upto);
+	}
+	return 0;
+}
+
+/*
+ * A reader of zeros looks up a long run of holes and unwritten one-block
+ * records once: from every start and reach, bmap_lookup_read agrees with
+ * the lookups block by block, and reading 120 unwritten blocks after a
+ * remount visits fewer nodes than the blocks it reads.
+ */
+TEST(a_reader_of_zeros_takes_holes_and_unwritten_records_as_one_run)
+{
+	static uint8_t buf[200 * 512], back[200 * 512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	struct ref_extent r;
+	uint64_t ino, v0, visits, longest = 0;
+
+	unsigned levels;
+
+	CHECK(fs);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	CHECK(written_in_a_row(d, &fs, buf, 200, &ino, &levels) == 0);
+	CHECK_OK(inode_get(fs, ino, &ip));
+	/* blocks 40..159 unwritten, with holes at 60, 61 and 100; 170 a hole */
+	CHECK_OK(bmap_convert(fs, ip, 40, 120, REF_EXT_UNWRITTEN, true));
+	CHECK_OK(bmap_unmap(fs, ip, 60, 2, true));
+	CHECK_OK(bmap_unmap(fs, ip, 100, 1, true));
+	CHECK_OK(bmap_unmap(fs, ip, 170, 1, true));
+	CHECK_OK(inode_log(fs, ip));
+	memset(buf + 40 * 512, 0, 120 * 512);
+	memset(buf + 170 * 512, 0, 512);
+	for (uint64_t fb = 0; fb < 210; fb++) {
+		const uint64_t reach[] = { fb + 1, fb + 5, fb + 50, 400 };
+
+		for (unsigned i = 0; i < 4; i++) {
+			CHECK_MSG(read_agrees(fs, ip, fb, reach[i], &r) == 0,
+				  "fb %llu reach %llu", (unsigned long long)fb,
+				  (unsigned long long)reach[i]);
+			if (r.state != 0 && r.fileoff + r.len - fb > longest &&
+			    r.fileoff + r.len < 1000)
+				longest = r.fileoff + r.len - fb;
+		}
+	}
+	CHECK_EQ(longest, 120);                 /* blocks 40..159 */
+	CHECK_OK(ref_unmount(fs));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	v0 = ref_counters(fs)->bt.node_visits;
+	CHECK_EQ(ref_pread(fs, ino, back + 40 * 512, 120 * 512, 40 * 512),
+		 120 * 512);
+	visits = ref_counters(fs)->bt.node_visits - v0;
+	CHECK_MSG(visits < 120, "a read of 120 unwritten one-block records "
+		  "visited %llu nodes", (unsigned long long)visits);
+	CHECK_EQ(ref_pread(fs, ino, back, 40 * 512, 0), 40 * 512);
+	CHECK_EQ(ref_pread(fs, ino, back + 160 * 512, 40 * 512, 160 * 512),
+		 40 * 512);
+	CHECK_MEM(back, buf, sizeof(buf));
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
+/*
  * Reading a file mapped a block a record costs a descent a run, not a
  * descent a block: after a remount (nothing cached), a read of 256
  * blocks in a row visits fewer B+tree nodes than there are blocks (a
