@@ -80,25 +80,34 @@ static uint64_t alloc_goal(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb)
 	return inode_is_rt(ip) ? 0 : fs->data;
 }
 
+/* No goal known: alloc_goal's lookup finds it. */
+#define GOAL_LOOKUP UINT64_MAX
+
 static int alloc_try(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		     uint64_t want, uint64_t *blk, uint64_t *got)
+		     uint64_t goal, uint64_t want, uint64_t *blk, uint64_t *got)
 {
+	if (goal == GOAL_LOOKUP)
+		goal = alloc_goal(fs, ip, fb);
 	if (inode_is_rt(ip))
-		return rtalloc_blocks(fs, alloc_goal(fs, ip, fb), want, blk, got);
-	return alloc_data(fs, alloc_goal(fs, ip, fb), want, blk, got);
+		return rtalloc_blocks(fs, goal, want, blk, got);
+	return alloc_data(fs, goal, want, blk, got);
 }
 
 /*
  * Allocate up to want blocks for file block fb (whole rt extents for a
- * realtime file).  When space is short but blocks freed in the running
- * transaction are waiting, commit (and, for metadata, checkpoint) to
- * release them and try again.
+ * realtime file), near goal (GOAL_LOOKUP: alloc_goal's).  When space is
+ * short but blocks freed in the running transaction are waiting, commit
+ * (and, for metadata, checkpoint) to release them and try again.
  */
 static int alloc_for(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		     uint64_t want, uint64_t *blk, uint64_t *got)
+		     uint64_t goal, uint64_t want, uint64_t *blk,
+		     uint64_t *got)
 {
-	int err = alloc_try(fs, ip, fb, want, blk, got);
+	int err;
 
+	if (goal == GOAL_LOOKUP)
+		goal = alloc_goal(fs, ip, fb);
+	err = alloc_try(fs, ip, fb, goal, want, blk, got);
 	if (err == -ENOSPC && alloc_has_busy(fs)) {
 		err = inode_log(fs, ip);
 		if (!err)
@@ -106,14 +115,15 @@ static int alloc_for(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		if (!err && alloc_has_busy(fs))
 			err = journal_checkpoint(fs);
 		if (!err)
-			err = alloc_try(fs, ip, fb, want, blk, got);
+			err = alloc_try(fs, ip, fb, goal, want, blk, got);
 	}
 	return err;
 }
 
 /*
  * Allocate blocks for the hole at file block fb, n blocks of which are
- * wanted (all inside the hole).  A plain file gets up to n blocks at fb.
+ * wanted (all inside the hole), near goal (GOAL_LOOKUP: alloc_goal's).
+ * A plain file gets up to n blocks at fb.
  * A realtime file gets whole rt extents, from the one holding fb up to at
  * most the one holding fb+n-1 (holes in it are whole rt extents, so all
  * of that is hole).  *m is what was allocated, not yet mapped.
@@ -123,11 +133,11 @@ static int alloc_for(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  *              |<--------- *m: 3 rt extents ------->|
  */
 static int alloc_hole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		      uint64_t n, struct ref_extent *m)
+		      uint64_t n, uint64_t goal, struct ref_extent *m)
 {
 	uint64_t unit = file_unit(fs, ip);
 	uint64_t a0 = round_down(fb, unit), a1 = round_up(fb + n, unit);
-	int err = alloc_for(fs, ip, a0, a1 - a0, &m->startblk, &m->len);
+	int err = alloc_for(fs, ip, a0, goal, a1 - a0, &m->startblk, &m->len);
 
 	m->fileoff = a0;
 	m->state = 0;
@@ -170,8 +180,8 @@ int file_alloc_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 {
 	if (file_zoned(fs, ip)) /* zoned_append allocates and writes */
 		return -EINVAL;
-	return may_commit ? alloc_for(fs, ip, fb, want, blk, got) :
-	       alloc_try(fs, ip, fb, want, blk, got);
+	return may_commit ? alloc_for(fs, ip, fb, GOAL_LOOKUP, want, blk, got) :
+	       alloc_try(fs, ip, fb, GOAL_LOOKUP, want, blk, got);
 }
 
 /*
@@ -288,7 +298,7 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		if (e.state == BMAP_HOLE) {
 			struct ref_extent m;
 
-			err = alloc_hole(fs, ip, fb, n, &m);
+			err = alloc_hole(fs, ip, fb, n, GOAL_LOOKUP, &m);
 			if (err)
 				break;
 			n = min64(n, m.fileoff + m.len - fb);
@@ -604,18 +614,20 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 {
 	while (fb < fbend) {
 		struct ref_extent e;
-		uint64_t end;
+		uint64_t end, goal = GOAL_LOOKUP;
 		int err = bmap_lookup(fs, ip, fb, &e);
 
 		if (err)
 			return err;
 		end = min64(e.fileoff + e.len, fbend);
 		/* A hole is filled a piece at a time; what a piece leaves of
-		 * it is still hole, so the next piece needs no lookup. */
+		 * it is still hole, so the next piece needs no lookup, and
+		 * its goal is the block after the piece before (the goal
+		 * alloc_goal would look up). */
 		while (e.state == BMAP_HOLE && fb < end) {
 			struct ref_extent m;
 
-			err = alloc_hole(fs, ip, fb, end - fb, &m);
+			err = alloc_hole(fs, ip, fb, end - fb, goal, &m);
 			if (!err)
 				err = map_new(fs, ip, &m, m.fileoff, m.fileoff);
 			if (!err)
@@ -625,6 +637,7 @@ static int prealloc(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			if (err)
 				return err;
 			fb = m.fileoff + m.len;
+			goal = m.startblk + m.len;
 		}
 		fb = end > fb ? end : fb;
 	}

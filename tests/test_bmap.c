@@ -279,6 +279,41 @@ static int written_in_a_row(struct hw_dev *d, struct ref_fs **fs,
 }
 
 /*
+ * fallocate fills a hole of a file mapped a block a record a piece at a
+ * time, each piece aimed at the device block after the one before: on a
+ * fresh filesystem the 150 one-block records lie in one row on the
+ * device, as a lookup of each piece's goal placed them.
+ */
+TEST(prealloc_places_each_piece_after_the_one_before)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	uint64_t ino, prev = 0, gaps = 0;
+
+	CHECK(fs);
+	CHECK_OK(ref_create(fs, "f", &ino));
+	CHECK_OK(ref_fallocate(fs, ino, 0, 0, 150 * 512));
+	CHECK_OK(inode_get(fs, ino, &ip));
+	CHECK_EQ(ip->nextents, 150);
+	for (uint64_t b = 0; b < 150; b++) {
+		struct ref_extent e;
+
+		CHECK_OK(bmap_lookup(fs, ip, b, &e));
+		CHECK_EQ(e.state, REF_EXT_UNWRITTEN);
+		CHECK_EQ(e.len, 1);
+		CHECK(b == 0 || e.startblk > prev);
+		gaps += b > 0 && e.startblk != prev + 1;
+		prev = e.startblk;
+	}
+	/* tree nodes keep out of the way of file data (below) */
+	CHECK_MSG(gaps == 0, "%llu gaps", (unsigned long long)gaps);
+	CHECK_OK(ref_audit(fs, quiet, NULL));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
+/*
  * bmap_lookup_read at fb up to upto: a written answer as bmap_lookup_run
  * gives it; an answer of zeros covers fb, every block in it reads as
  * zeros block by block, and it stops short of upto only at a written
