@@ -1292,11 +1292,30 @@ uint64_t bt_nodes_most(const struct bt_tree *t, uint64_t nrecs)
 /* ---- audit ---- */
 
 /* Open-addressed set of block numbers (0 is the empty slot). */
+/* The set starts in place (most trees an audit walks have a few nodes)
+ * and moves to the heap when it outgrows that. */
+#define BLKSET_INLINE 64
+
 struct blkset {
-	uint64_t *slot;
+	uint64_t *slot;         /* inl, or the heap's */
 	size_t cap;             /* power of two */
 	size_t used;
+	uint64_t inl[BLKSET_INLINE];
 };
+
+static void blkset_init(struct blkset *s)
+{
+	memset(s->inl, 0, sizeof(s->inl));
+	s->slot = s->inl;
+	s->cap = BLKSET_INLINE;
+	s->used = 0;
+}
+
+static void blkset_free(struct blkset *s)
+{
+	if (s->slot != s->inl)
+		free(s->slot);
+}
 
 static size_t blkset_hash(const struct blkset *s, uint64_t blk)
 {
@@ -1309,16 +1328,20 @@ static int blkset_add(struct blkset *s, uint64_t blk)
 	size_t i;
 
 	if (2 * (s->used + 1) > s->cap) {
-		struct blkset n = { .cap = s->cap ? 2 * s->cap : 64 };
+		size_t ncap = 2 * s->cap;
+		uint64_t *old = s->slot, *n = calloc(ncap, sizeof(*n));
+		size_t ocap = s->cap;
 
-		n.slot = calloc(n.cap, sizeof(*n.slot));
-		if (!n.slot)
+		if (!n)
 			return -ENOMEM;
-		for (i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				blkset_add(&n, s->slot[i]);
-		free(s->slot);
-		*s = n;
+		s->slot = n;
+		s->cap = ncap;
+		s->used = 0;
+		for (i = 0; i < ocap; i++)
+			if (old[i])
+				blkset_add(s, old[i]);
+		if (old != s->inl)
+			free(old);
 	}
 	for (i = blkset_hash(s, blk); s->slot[i]; i = (i + 1) & (s->cap - 1))
 		if (s->slot[i] == blk)
@@ -1486,8 +1509,9 @@ int bt_check_recs(struct bt_tree *t, bt_block_fn block_fn, bt_visit_fn rec_fn,
 	}
 	if (t->root->levels == 0)
 		return 0;
+	blkset_init(&c.seen);
 	err = chk_node(&c, t->root->blk, t->root->levels - 1, true, &all);
-	free(c.seen.slot);
+	blkset_free(&c.seen);
 	if (!err && nrecs_out)
 		*nrecs_out = c.nrecs;
 	return err;
