@@ -269,6 +269,10 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			   bool from_cache)
 {
 	uint64_t pos = off, end = off + len, reached = off;
+	/* the rest of a hole the step before took a piece of, and the goal
+	 * of the next piece: the block after that one (what a lookup of
+	 * the hole and alloc_goal's would give) */
+	uint64_t hole_end = 0, goal = GOAL_LOOKUP;
 	int err = 0;
 
 	if (file_zoned(fs, ip)) { /* appended, never in place (zoned.c) */
@@ -289,8 +293,14 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		/* The records continuing fb's as one run (one descent for a
 		 * file mapped a block a record); a reflinked file's go one
 		 * at a time to the COW checks. */
-		err = fs->rl ? bmap_lookup(fs, ip, fb, &e) :
-		      bmap_lookup_run(fs, ip, fb, lastfb + 1, &e);
+		if (fb < hole_end) {
+			e = (struct ref_extent){ fb, 0, hole_end - fb, BMAP_HOLE };
+		} else {
+			goal = GOAL_LOOKUP;
+			err = fs->rl ? bmap_lookup(fs, ip, fb, &e) :
+			      bmap_lookup_run(fs, ip, fb, lastfb + 1, &e);
+		}
+		hole_end = 0;
 		if (err)
 			break;
 		n = min64(e.fileoff + e.len - fb, lastfb - fb + 1);
@@ -298,7 +308,7 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 		if (e.state == BMAP_HOLE) {
 			struct ref_extent m;
 
-			err = alloc_hole(fs, ip, fb, n, GOAL_LOOKUP, &m);
+			err = alloc_hole(fs, ip, fb, n, goal, &m);
 			if (err)
 				break;
 			n = min64(n, m.fileoff + m.len - fb);
@@ -307,6 +317,13 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 						pos, end);
 			if (!err)
 				err = map_new(fs, ip, &m, fb, fb + n);
+			/* a piece that ends where its blocks do leaves hole
+			 * after it (an rt piece's padding is unwritten) */
+			if (!err && fb + n == m.fileoff + m.len &&
+			    fb + n < e.fileoff + e.len) {
+				hole_end = e.fileoff + e.len;
+				goal = m.startblk + m.len;
+			}
 		} else if (fs->rl && (cow = cow_needed(fs, ip, &e, fb, &n)) != 0) {
 			/* shared, or always COW: staging blocks (cow.c) */
 			err = cow < 0 ? cow :
