@@ -256,7 +256,8 @@ static int run_next(void *arg, const void *rec)
 		w->e = n;
 		w->have = true;
 		end = n.fileoff + n.len;
-		if (w->zeros && end >= n.fileoff &&
+		/* (a record of no blocks is no hole: hole_at reports it) */
+		if (w->zeros && end > n.fileoff &&
 		    (w->fb >= end || n.state == REF_EXT_UNWRITTEN)) {
 			/* zeros at fb: a hole to the next record, or n */
 			w->zrun = true;
@@ -300,6 +301,8 @@ static int lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			ext->len = w.zend - w.e.fileoff;
 			return 0;
 		}
+		/* the hole at fb, its end not seen: as a lookup finds it */
+		return hole_at(fs, ip, &t, fb, ext);
 	} else if (w.have && fb < w.e.fileoff + w.e.len) {
 		*ext = w.e;
 		return 0;
@@ -755,7 +758,7 @@ static int settled_next(void *arg, const void *rec)
 
 	xrec_decode(rec, &e);
 	w->first = false;
-	if (first && e.fileoff + e.len <= w->next)
+	if (first && e.fileoff < w->next && e.fileoff + e.len <= w->next)
 		return 0; /* the record before from */
 	if (e.fileoff < w->next)
 		return settled_stop(w); /* overlaps: a lookup reports it */

@@ -572,6 +572,26 @@ int bt_lookup_le(struct bt_tree *t, uint64_t key, void *rec)
 	return err;
 }
 
+/*
+ * A leaf a walk stepped into lies inside its parent's bounds, [K[i],
+ * K[i+1]): a key below its separator is corruption that a descent for
+ * that key would meet in the leaf before, so a walk meets it too.
+ */
+static int leaf_in_bounds(struct bt_tree *t, const struct bt_path *p)
+{
+	const struct bt_level *up = &p->lv[1], *leaf = &p->lv[0];
+
+	if (p->top < 1 || leaf->nrecs == 0)
+		return 0;
+	if (nd_key(t, leaf->b.data, 0, 0) < nd_key(t, up->b.data, 1, up->idx))
+		return -EFSCORRUPTED;
+	if ((unsigned)up->idx + 1 < up->nrecs &&
+	    nd_key(t, leaf->b.data, 0, leaf->nrecs - 1) >=
+	    nd_key(t, up->b.data, 1, (unsigned)up->idx + 1))
+		return -EFSCORRUPTED;
+	return 0;
+}
+
 int bt_lookup_le_run(struct bt_tree *t, uint64_t key, bt_visit_fn fn,
 		     void *arg)
 {
@@ -592,6 +612,8 @@ int bt_lookup_le_run(struct bt_tree *t, uint64_t key, bt_visit_fn fn,
 			break;
 		if ((unsigned)++leaf->idx >= leaf->nrecs) {
 			err = path_step(t, &p, 1);
+			if (!err)
+				err = leaf_in_bounds(t, &p);
 			if (err)
 				break;
 		}

@@ -103,7 +103,10 @@ int bt_lookup_ge(struct bt_tree *t, uint64_t key, void *rec);
  * fn (bt_iterate's callback, below), until fn returns nonzero (1: stop,
  * -errno: the return) or the tree ends: one descent for a reader that
  * takes the records continuing its answer.  0, -ENOENT (no record <=
- * key; fn not called), or -errno.
+ * key; fn not called), or -errno: -EFSCORRUPTED for keys that do not
+ * rise, and for a leaf it steps into whose keys lie outside its parent's
+ * bounds (a key below its separator, which a descent for that key would
+ * meet in the leaf before).
  */
 typedef int (*bt_visit_fn)(void *arg, const void *rec);
 int bt_lookup_le_run(struct bt_tree *t, uint64_t key, bt_visit_fn fn,
@@ -165,7 +168,7 @@ int bt_check(struct bt_tree *t, bt_block_fn block_fn, void *arg,
 	     uint64_t *nrecs_out, char *why, size_t whylen);
 
 /*
- * bt_check, handing each leaf record to rec_fn (bt_iterate's callback) in
+ * bt_check, handing each leaf record to rec_fn (a bt_visit_fn) in
  * key order once its node and every key before it have passed: the
  * records of a tree the walk has not finished, so a caller that wants
  * only a sound tree's records keeps them until it returns 0.  One walk

@@ -460,6 +460,153 @@ TEST(a_reader_of_zeros_takes_holes_and_unwritten_records_as_one_run)
 }
 
 /*
+ * File f on a one-block-a-record filesystem: blocks 0..4 written, a hole
+ * at 5..9, a record of no blocks at 10 (damage), 11..14 unwritten.
+ */
+static struct ref_inode *with_an_empty_record(struct ref_fs *fs, uint64_t *ino)
+{
+	struct ref_extent z = { 10, 5000, 0, REF_EXT_UNWRITTEN };
+	uint8_t rec[XR_SIZE];
+	struct ref_inode *ip;
+	struct bt_tree t;
+
+	if (ref_create(fs, "f", ino) || inode_get(fs, *ino, &ip))
+		return NULL;
+	for (uint64_t b = 0; b < 15; b++) {
+		struct ref_extent e = { b, 0, 1, b > 10 ? REF_EXT_UNWRITTEN : 0 };
+		uint64_t got;
+
+		if (b >= 5 && b <= 10)
+			continue;
+		if (alloc_data(fs, 0, 1, &e.startblk, &got) ||
+		    bmap_map(fs, ip, &e))
+			return NULL;
+	}
+	bmap_tree(fs, ip, &t);
+	xrec_encode(rec, &z);
+	if (bt_insert(&t, rec))
+		return NULL;
+	ip->nextents++;
+	ip->size = 15 * 512;
+	return inode_log(fs, ip) ? NULL : ip;
+}
+
+/*
+ * A record of no blocks is damage wherever a walk meets it: a reader's
+ * run of zeros and a convert's walk over the records that need nothing
+ * stop before it, and the lookup of its block reports it, as a lookup a
+ * record did (a read comes back short at the hole before it).
+ */
+TEST(walks_stop_at_a_record_of_no_blocks_and_its_lookup_reports_it)
+{
+	static uint8_t buf[15 * 512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	struct ref_extent e;
+	uint64_t ino;
+
+	CHECK(fs);
+	ip = with_an_empty_record(fs, &ino);
+	CHECK(ip);
+	CHECK_EQ(bmap_lookup(fs, ip, 10, &e), -EFSCORRUPTED);
+	CHECK_EQ(bmap_lookup_run(fs, ip, 10, 15, &e), -EFSCORRUPTED);
+	CHECK_EQ(bmap_lookup_read(fs, ip, 10, 15, &e), -EFSCORRUPTED);
+	CHECK_OK(bmap_lookup_read(fs, ip, 6, 15, &e));
+	CHECK(e.state == BMAP_HOLE && e.fileoff == 6 && e.len == 4);
+	CHECK_EQ(ref_pread(fs, ino, buf, sizeof(buf), 0), 10 * 512);
+	CHECK_EQ(bmap_convert(fs, ip, 5, 6, REF_EXT_UNWRITTEN, true),
+		 -EFSCORRUPTED);
+	CHECK_EQ(bmap_convert(fs, ip, 5, 10, 0, true), -EFSCORRUPTED);
+	CHECK_OK(bmap_lookup(fs, ip, 11, &e));
+	CHECK_EQ(e.state, REF_EXT_UNWRITTEN);   /* not converted past it */
+	ref_abandon(fs);
+	hw_close(d);
+}
+
+struct node_list {
+	uint64_t blk[256];
+	unsigned n;
+};
+
+static int list_node(void *arg, uint64_t blk)
+{
+	struct node_list *l = arg;
+
+	if (l->n < 256)
+		l->blk[l->n++] = blk;
+	return 0;
+}
+
+/*
+ * A leaf whose first key lies below its separator (K - 1 under K): a
+ * lookup of K - 1 descends to the leaf before and reports it, and so do
+ * the walks that step into that leaf from the one before (a convert
+ * from the hole before it, a read of zeros over it), where they used
+ * to take its records as they came.  Blocks b with b % 4 < 2 mapped
+ * (unwritten), the rest holes, in trees of 4-record nodes.
+ */
+TEST(walks_report_a_leaf_key_below_its_separator)
+{
+	uint8_t node[512];
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_maxext1(&d);
+	struct ref_inode *ip;
+	struct node_list l = { .n = 0 };
+	struct bt_tree t;
+	char why[128];
+	uint64_t ino;
+	unsigned tried = 0;
+
+	CHECK(fs);
+	CHECK_OK(ref_create(fs, "f", &ino));
+	CHECK_OK(inode_get(fs, ino, &ip));
+	for (uint64_t b = 0; b < 64; b++) {
+		struct ref_extent e = { b, 0, 1, REF_EXT_UNWRITTEN };
+		uint64_t got;
+
+		if (b % 4 >= 2)
+			continue;
+		CHECK_OK(alloc_data(fs, 0, 1, &e.startblk, &got));
+		CHECK_OK(bmap_map(fs, ip, &e));
+		CHECK_OK(tx_maybe_roll(fs));
+	}
+	ip->size = 64 * 512;
+	CHECK_OK(inode_log(fs, ip));
+	bmap_tree(fs, ip, &t);
+	CHECK_OK(bt_check(&t, list_node, &l, NULL, why, sizeof(why)));
+	CHECK_OK(ref_unmount(fs));
+	for (unsigned i = 0; i < l.n; i++) {
+		struct ref_extent e;
+		uint64_t k;
+
+		CHECK_OK(hw_read(d, l.blk[i] * 512, node, sizeof(node)));
+		k = get64(node + 32 + XR_OFF);
+		if (get16(node + 24) != 0 || k < 8 || k % 4)
+			continue; /* a leaf, not the first, starting a pair */
+		put64(node + 32 + XR_OFF, k - 1);
+		blk_set_crc(node, 512);
+		CHECK_OK(hw_write(d, l.blk[i] * 512, node, sizeof(node), 0));
+		CHECK_OK(ref_mount(d, NULL, &fs));
+		CHECK_OK(inode_get(fs, ino, &ip));
+		CHECK_EQ(bmap_lookup(fs, ip, k - 1, &e), -EFSCORRUPTED);
+		CHECK_MSG(bmap_convert(fs, ip, k - 2, 8, 0, true) == -EFSCORRUPTED,
+			  "convert over the leaf at %llu", (unsigned long long)k);
+		CHECK_OK(bmap_lookup_read(fs, ip, k - 2, k + 8, &e));
+		CHECK_MSG(e.fileoff + e.len <= k - 1, "a read of zeros from %llu "
+			  "reached %llu", (unsigned long long)(k - 2),
+			  (unsigned long long)(e.fileoff + e.len));
+		ref_abandon(fs);
+		put64(node + 32 + XR_OFF, k);
+		blk_set_crc(node, 512);
+		CHECK_OK(hw_write(d, l.blk[i] * 512, node, sizeof(node), 0));
+		tried++;
+	}
+	CHECK(tried >= 3);
+	hw_close(d);
+}
+
+/*
  * Reading a file mapped a block a record costs a descent a run, not a
  * descent a block: after a remount (nothing cached), a read of 256
  * blocks in a row visits fewer B+tree nodes than there are blocks (a
