@@ -524,17 +524,17 @@ TEST(walks_stop_at_a_record_of_no_blocks_and_its_lookup_reports_it)
 	hw_close(d);
 }
 
-struct node_list {
+struct nodes {
 	uint64_t blk[256];
 	unsigned n;
 };
 
-static int list_node(void *arg, uint64_t blk)
+static int note_node(void *arg, uint64_t blk)
 {
-	struct node_list *l = arg;
+	struct nodes *v = arg;
 
-	if (l->n < 256)
-		l->blk[l->n++] = blk;
+	if (v->n < 256)
+		v->blk[v->n++] = blk;
 	return 0;
 }
 
@@ -552,7 +552,7 @@ TEST(walks_report_a_leaf_key_below_its_separator)
 	struct hw_dev *d;
 	struct ref_fs *fs = mount_maxext1(&d);
 	struct ref_inode *ip;
-	struct node_list l = { .n = 0 };
+	struct nodes l = { .n = 0 };
 	struct bt_tree t;
 	char why[128];
 	uint64_t ino;
@@ -574,7 +574,7 @@ TEST(walks_report_a_leaf_key_below_its_separator)
 	ip->size = 64 * 512;
 	CHECK_OK(inode_log(fs, ip));
 	bmap_tree(fs, ip, &t);
-	CHECK_OK(bt_check(&t, list_node, &l, NULL, why, sizeof(why)));
+	CHECK_OK(bt_check(&t, note_node, &l, NULL, why, sizeof(why)));
 	CHECK_OK(ref_unmount(fs));
 	for (unsigned i = 0; i < l.n; i++) {
 		struct ref_extent e;
@@ -710,20 +710,6 @@ TEST(the_buffer_hash_grows_and_finds_every_node)
 	CHECK_OK(ref_audit(fs, quiet, NULL));
 	CHECK_OK(ref_unmount(fs));
 	hw_close(d);
-}
-
-struct nodes {
-	uint64_t blk[256];
-	unsigned n;
-};
-
-static int note_node(void *arg, uint64_t blk)
-{
-	struct nodes *v = arg;
-
-	if (v->n < 256)
-		v->blk[v->n++] = blk;
-	return 0;
 }
 
 /*
