@@ -841,6 +841,15 @@ static int count_block(void *arg, uint64_t blk)
 	return 0;
 }
 
+uint64_t bmap_nodes_most(struct ref_fs *fs, struct ref_inode *ip,
+			 uint64_t nrecs)
+{
+	struct bt_tree t;
+
+	bmap_tree(fs, ip, &t);
+	return bt_nodes_most(&t, nrecs);
+}
+
 int ref_tree_blocks(struct ref_fs *fs, uint64_t ino, uint64_t *blocks)
 {
 	struct ref_inode *ip;

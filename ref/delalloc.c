@@ -152,18 +152,33 @@ bool da_applies(const struct ref_fs *fs, const struct ref_inode *ip)
 	       file_unit(fs, ip) == 1 && da_limit(fs) > 0;
 }
 
+/*
+ * The extent-map blocks that reserved delalloc pages (and one more) may
+ * need when written back: each may become a record of its own (pages
+ * apart, or extents of a block), and a tree of that many records has at
+ * most bt_nodes_most nodes; never less than a sixteenth.
+ */
+static uint64_t da_map_margin(struct ref_fs *fs, struct ref_inode *ip,
+			      uint64_t reserved)
+{
+	uint64_t most = bmap_nodes_most(fs, ip, reserved + 1);
+	uint64_t least = 16 + reserved / 16;
+
+	return most < UINT64_MAX - 16 && most + 16 > least ? most + 16 : least;
+}
+
 /* Blocks a new delalloc page of ip may still reserve. */
-static uint64_t da_room(const struct ref_fs *fs, const struct ref_inode *ip)
+static uint64_t da_room(struct ref_fs *fs, struct ref_inode *ip)
 {
 	uint64_t have, reserved = fs->pc->ndelalloc[inode_is_rt(ip)];
-	uint64_t margin = 16 + reserved / 16; /* extent-map blocks */
+	uint64_t margin = da_map_margin(fs, ip, reserved);
 
 	if (inode_is_rt(ip)) {
 		have = alloc_rt_usable(fs);
-		margin = 0;
 		/* the extent maps of rt files live on the data device */
-		if (alloc_data_usable(fs) < 16 + reserved / 16)
+		if (alloc_data_usable(fs) < margin)
 			return 0;
+		margin = 0;
 	} else {
 		/* what a data allocation may take: not the B+tree reserve */
 		have = alloc_data_usable(fs);

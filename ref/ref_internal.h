@@ -404,6 +404,10 @@ int  bmap_lookup(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  * to upto (bmap.c). */
 int  bmap_lookup_run(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		     uint64_t upto, struct ref_extent *ext);
+/* The most nodes an extent tree of ip's geometry holds nrecs records in
+ * (bt_nodes_most; bmap.c). */
+uint64_t bmap_nodes_most(struct ref_fs *fs, struct ref_inode *ip,
+			 uint64_t nrecs);
 /* bmap_lookup_run for a reader of zeros: holes and unwritten records after
  * an answer that reads as zeros join it, wherever they lie (bmap.c). */
 int  bmap_lookup_read(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
