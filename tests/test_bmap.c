@@ -279,6 +279,35 @@ static int written_in_a_row(struct hw_dev *d, struct ref_fs **fs,
 }
 
 /*
+ * Blocks 0..n-1 of ip each mapped in state, by records of want_len blocks
+ * (0: any length), on device blocks that rise one by one: no gap.
+ */
+static int in_one_row(struct ref_fs *fs, struct ref_inode *ip, uint64_t n,
+		      uint32_t state, uint64_t want_len)
+{
+	uint64_t prev = 0, gaps = 0;
+
+	for (uint64_t b = 0; b < n; b++) {
+		struct ref_extent e;
+		int err = bmap_lookup(fs, ip, b, &e);
+
+		HCHECK(err == 0, "lookup(%llu) = %d", (unsigned long long)b, err);
+		HCHECK(e.state == state, "block %llu: state %u, want %u",
+		       (unsigned long long)b, e.state, state);
+		HCHECK(!want_len || e.len == want_len, "block %llu: a record of "
+		       "%llu blocks", (unsigned long long)b,
+		       (unsigned long long)e.len);
+		HCHECK(b == 0 || e.startblk > prev, "block %llu at %llu, not "
+		       "after %llu", (unsigned long long)b,
+		       (unsigned long long)e.startblk, (unsigned long long)prev);
+		gaps += b > 0 && e.startblk != prev + 1;
+		prev = e.startblk;
+	}
+	HCHECK(gaps == 0, "%llu gaps", (unsigned long long)gaps);
+	return 0;
+}
+
+/*
  * fallocate fills a hole of a file mapped a block a record a piece at a
  * time, each piece aimed at the device block after the one before: on a
  * fresh filesystem the 150 one-block records lie in one row on the
@@ -289,25 +318,15 @@ TEST(prealloc_places_each_piece_after_the_one_before)
 	struct hw_dev *d;
 	struct ref_fs *fs = mount_maxext1(&d);
 	struct ref_inode *ip;
-	uint64_t ino, prev = 0, gaps = 0;
+	uint64_t ino;
 
 	CHECK(fs);
 	CHECK_OK(ref_create(fs, "f", &ino));
 	CHECK_OK(ref_fallocate(fs, ino, 0, 0, 150 * 512));
 	CHECK_OK(inode_get(fs, ino, &ip));
 	CHECK_EQ(ip->nextents, 150);
-	for (uint64_t b = 0; b < 150; b++) {
-		struct ref_extent e;
-
-		CHECK_OK(bmap_lookup(fs, ip, b, &e));
-		CHECK_EQ(e.state, REF_EXT_UNWRITTEN);
-		CHECK_EQ(e.len, 1);
-		CHECK(b == 0 || e.startblk > prev);
-		gaps += b > 0 && e.startblk != prev + 1;
-		prev = e.startblk;
-	}
 	/* tree nodes keep out of the way of file data (below) */
-	CHECK_MSG(gaps == 0, "%llu gaps", (unsigned long long)gaps);
+	CHECK(in_one_row(fs, ip, 150, REF_EXT_UNWRITTEN, 1) == 0);
 	CHECK_OK(ref_audit(fs, quiet, NULL));
 	CHECK_OK(ref_unmount(fs));
 	hw_close(d);
@@ -326,7 +345,7 @@ TEST(a_write_into_a_hole_fills_it_piece_after_piece)
 	struct hw_dev *d;
 	struct ref_fs *fs = mount_maxext1(&d);
 	struct ref_inode *ip;
-	uint64_t ino, prev = 0, gaps = 0, v0, visits;
+	uint64_t ino, v0, visits;
 
 	CHECK(fs);
 	for (size_t i = 0; i < sizeof(buf); i++)
@@ -337,16 +356,7 @@ TEST(a_write_into_a_hole_fills_it_piece_after_piece)
 	CHECK_EQ(ref_pwrite(fs, ino, buf, sizeof(buf), 0), (int64_t)sizeof(buf));
 	visits = ref_counters(fs)->bt.node_visits - v0;
 	CHECK_EQ(ip->nextents, 150);
-	for (uint64_t b = 0; b < 150; b++) {
-		struct ref_extent e;
-
-		CHECK_OK(bmap_lookup(fs, ip, b, &e));
-		CHECK_EQ(e.state, 0);
-		CHECK(b == 0 || e.startblk > prev);
-		gaps += b > 0 && e.startblk != prev + 1;
-		prev = e.startblk;
-	}
-	CHECK_MSG(gaps == 0, "%llu gaps", (unsigned long long)gaps);
+	CHECK(in_one_row(fs, ip, 150, 0, 0) == 0);
 	CHECK_MSG(visits < 3 * 150 * ip->root.levels, "%llu node visits for "
 		  "150 pieces, tree of %u levels", (unsigned long long)visits,
 		  ip->root.levels);
