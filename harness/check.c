@@ -634,9 +634,21 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 }
 
 /*
+ * A target that a crash's source is matched into in place (held_already):
+ * one compared through its peek, whose ranges are not compared, with no
+ * room to run out of (the model).  Any other is emptied and copied.
+ */
+static bool mends_in_place(const struct target *t)
+{
+	return t->ops->peek && !t->ops->ranges && !t->ops->space;
+}
+
+/*
  * In keep[i], the files of mask that target i already holds as src does
  * (target_same_file_n): a copy would leave them as they are.  A target
- * that cannot be read is left to the copy, which reports it.
+ * that mends in place is made to hold them so in the same pass over
+ * src's bytes (target_mend_file_n), writing only where it differs.  A
+ * target that cannot be read is left to the copy, which reports it.
  */
 static void held_already(struct checker *c, int src, uint32_t mask,
 			 uint32_t *keep)
@@ -644,20 +656,28 @@ static void held_already(struct checker *c, int src, uint32_t mask,
 	struct target *dst[TARGET_MAX];
 	int idx[TARGET_MAX];
 	int n = other_targets(c, src, NULL, 0, dst, idx);
+	uint32_t mend = 0;
 
+	for (int k = 0; k < n; k++)
+		if (mends_in_place(dst[k]))
+			mend |= 1u << k;
 	memset(keep, 0, (size_t)c->n * sizeof(*keep));
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
-		uint32_t same;
+		uint32_t same, mended;
 
 		if (!(mask & (1u << f)) ||
-		    target_same_file_n(dst, n, c->t[src], f, c->wbuf, c->chunk,
-				       &same))
+		    target_mend_file_n(dst, n, c->t[src], f, c->wbuf, c->chunk,
+				       mend, &same, &mended))
 			continue;
-		for (int k = 0; k < n; k++)
-			if (same & (1u << k)) {
-				keep[idx[k]] |= 1u << f;
+		for (int k = 0; k < n; k++) {
+			if (!(same & (1u << k)))
+				continue;
+			keep[idx[k]] |= 1u << f;
+			if (mended & (1u << k))
+				c->st.adopt_mended++;
+			else
 				c->st.adopt_kept++;
-			}
+		}
 	}
 }
 

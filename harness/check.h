@@ -136,6 +136,9 @@ struct check_stats {
 	uint64_t stalls;                    /* sequences stalled (check_stalled) */
 	uint64_t adopt_kept;                /* files a target already held as
 					       a crash's source did: no copy */
+	uint64_t adopt_mended;              /* files a target was matched
+					       into in place (the model): no
+					       copy either */
 };
 
 /* What the last failure was (valid when status != CHECK_OK). */

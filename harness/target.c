@@ -592,10 +592,31 @@ static int same_ranges(const struct range_vec *a, const struct range_vec *b)
 	return 1;
 }
 
-/* The bits of *same whose dst[] holds src's bytes of file [0, size). */
+/*
+ * Write dst's sectors of file bytes [off, off + len) that differ from
+ * want: what dst holds there is read into have first.
+ */
+static int mend_span(struct target *dst, unsigned file, uint64_t off,
+		     const uint8_t *want, uint8_t *have, size_t len)
+{
+	int64_t k = dst->ops->read(dst, file, off, have, len);
+
+	if (k < 0)
+		return (int)k;
+	if ((uint64_t)k != len)
+		return -EIO; /* its size was made src's */
+	return write_runs(dst, file, off, want, have, len);
+}
+
+/*
+ * The bits of *same whose dst[] holds src's bytes of file [0, size); a
+ * target in mend (which has a peek) is written where it differs instead,
+ * its bit kept and set in *mended.
+ */
 static int same_bytes(struct target *const *dst, int n, struct target *src,
 		      unsigned file, uint64_t size, uint8_t *buf,
-		      size_t buflen, uint32_t *same)
+		      size_t buflen, uint32_t mend, uint32_t *same,
+		      uint32_t *mended)
 {
 	size_t half = buflen / 2;
 	uint8_t *want = buf, *have = buf + half;
@@ -610,48 +631,74 @@ static int same_bytes(struct target *const *dst, int n, struct target *src,
 			return -EIO; /* it said it holds size bytes */
 		for (int i = 0; i < n; i++) {
 			struct target *d = dst[i];
+			uint32_t bit = 1u << i;
 			int64_t k;
 
-			if (!(*same & (1u << i)))
+			if (!(*same & bit))
 				continue;
 			if (d->ops->peek) {
-				if (!target_peek_same(d, file, off, want, len))
-					*same &= ~(1u << i);
+				int ret;
+
+				if (target_peek_same(d, file, off, want, len))
+					continue;
+				if (!(mend & bit)) {
+					*same &= ~bit;
+					continue;
+				}
+				ret = mend_span(d, file, off, want, have, len);
+				if (ret)
+					return ret;
+				*mended |= bit;
 				continue;
 			}
 			k = d->ops->read(d, file, off, have, len);
 			if (k < 0)
 				return (int)k;
 			if ((uint64_t)k != len || memcmp(want, have, len))
-				*same &= ~(1u << i);
+				*same &= ~bit;
 		}
 		off += len;
 	}
 	return 0;
 }
 
-int target_same_file_n(struct target *const *dst, int n, struct target *src,
-		       unsigned file, void *buf, size_t buflen, uint32_t *same)
+/* dst's file cut or extended to size (a target in mend whose size is not
+ * src's). */
+static int mend_size(struct target *dst, unsigned file, int64_t size)
+{
+	struct op op = { .kind = OP_TRUNCATE, .file = (uint8_t)file,
+			 .arg = (uint64_t)size };
+	int64_t r = dst->ops->apply(dst, &op, NULL, NULL);
+
+	return r < 0 ? (int)r : 0;
+}
+
+int target_mend_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, uint32_t mend,
+		       uint32_t *same, uint32_t *mended)
 {
 	int64_t size = src->ops->size(src, file);
 	struct range_vec want = { 0 }, have = { 0 };
 	int ret = 0, listed = 0;
 
-	*same = 0;
+	*same = *mended = 0;
 	if (size < 0 && size != -ENOENT)
 		return (int)size;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !ret; i++) {
 		int64_t s = dst[i]->ops->size(dst[i], file);
 
-		if (s < 0 && s != -ENOENT) {
-			*same = 0;
-			return (int)s;
-		}
-		if (s == size)
+		if (s < 0 && s != -ENOENT)
+			ret = (int)s;
+		else if (s == size)
 			*same |= 1u << i;
+		else if ((mend & (1u << i)) && s >= 0 && size >= 0 &&
+			 !(ret = mend_size(dst[i], file, size))) {
+			*same |= 1u << i;
+			*mended |= 1u << i;
+		}
 	}
-	if (size == -ENOENT)
-		return 0; /* the bits set: missing there too */
+	if (ret || size == -ENOENT)
+		goto out; /* the bits set: missing there too */
 	for (int i = 0; i < n && *same && !ret; i++) {
 		if (!(*same & (1u << i)) || !dst[i]->ops->ranges ||
 		    !src->ops->ranges)
@@ -669,10 +716,20 @@ int target_same_file_n(struct target *const *dst, int n, struct target *src,
 	free(have.v);
 	if (!ret && *same && size > 0)
 		ret = same_bytes(dst, n, src, file, (uint64_t)size, buf, buflen,
-				 same);
+				 mend & *same, same, mended);
+out:
 	if (ret)
 		*same = 0;
 	return ret;
+}
+
+int target_same_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, uint32_t *same)
+{
+	uint32_t mended;
+
+	return target_mend_file_n(dst, n, src, file, buf, buflen, 0, same,
+				  &mended);
 }
 
 int target_copy_file_n(struct target *const *dst, int n, struct target *src,

@@ -315,6 +315,18 @@ int target_copy_file_n(struct target *const *dst, int n, struct target *src,
  */
 int target_same_file_n(struct target *const *dst, int n, struct target *src,
 		       unsigned file, void *buf, size_t buflen, uint32_t *same);
+/*
+ * target_same_file_n, and in the same pass over src the targets in mend
+ * (bits of dst[]; each must have a peek and list no ranges, and none is
+ * out of room: the model) are made to hold src's file where they do not:
+ * their size set first (when both exist), then the 512-byte sectors that
+ * differ written.  A target so mended has its bit in *same and in
+ * *mended.  On an error *same is 0, and a mended target may be left part
+ * way: the caller then copies the file whole.
+ */
+int target_mend_file_n(struct target *const *dst, int n, struct target *src,
+		       unsigned file, void *buf, size_t buflen, uint32_t mend,
+		       uint32_t *same, uint32_t *mended);
 /* 1 when t's n bytes of file `file` at off, seen through its peek (a
  * hole as zeros), are those of want; else 0. */
 int target_peek_same(struct target *t, unsigned file, uint64_t off,

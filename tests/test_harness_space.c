@@ -389,6 +389,82 @@ TEST(same_file_tells_the_targets_that_hold_the_source_file)
 }
 
 /*
+ * The model mended in the pass that compares: cut or extended to the
+ * source's size and written where it differs, the source read once; a
+ * target not in the mend mask is only judged; a file the model lacks is
+ * left to the copy.
+ */
+TEST(mend_makes_the_model_hold_the_source_file_in_the_same_pass)
+{
+	static const char text[] =
+		"#! fsoracle dev=mem:64m mount=pagecache=0\n"
+		"file f0\npwrite 0 100k\npwrite -S 0 200k 8k\n"
+		"file f1\npwrite 0 40k\nfile f2\npwrite 0 4k\nsync\n";
+	struct target *t[TARGET_MAX];
+	const struct ref_counters *k;
+	uint8_t *buf = malloc(1 << 16), *x = malloc(1 << 20),
+		*y = malloc(1 << 20);
+	uint32_t same, mended;
+	uint64_t before;
+	int n;
+
+	CHECK(buf && x && y);
+	CHECK_OK(engines(text, "engine,engine,model", 3, t, &n, buf));
+	CHECK_EQ(n, 3);
+	{
+		/* f0: the model 100k longer, a byte different; f1: the model
+		 * 30k shorter and the second engine a byte different; f2:
+		 * the model without it */
+		struct op w = { .kind = OP_PWRITE, .file = 0, .off = 5000,
+				.len = 1, .flags = OP_FL_PATTERN, .pattern = 9 };
+		struct op g = { .kind = OP_TRUNCATE, .file = 0,
+				.arg = 308 << 10 };
+		struct op s = { .kind = OP_TRUNCATE, .file = 1, .arg = 10 << 10 };
+		struct op v = { .kind = OP_PWRITE, .file = 1, .off = 7,
+				.len = 1, .flags = OP_FL_PATTERN, .pattern = 3 };
+		struct op u = { .kind = OP_UNLINK, .file = 2 };
+
+		CHECK_EQ(target_apply(t[2], &w, 60, buf, 1 << 16), 1);
+		CHECK_EQ(target_apply(t[2], &g, 61, buf, 1 << 16), 0);
+		CHECK_EQ(target_apply(t[2], &s, 62, buf, 1 << 16), 0);
+		CHECK_EQ(target_apply(t[1], &v, 63, buf, 1 << 16), 1);
+		CHECK_EQ(target_apply(t[2], &u, 64, buf, 1 << 16), 0);
+	}
+	CHECK(!same_file(t[0], t[2], 0, x, y));
+	k = ref_counters(engine_target_fs(t[0]));
+	before = k->data_bytes_read;
+	CHECK_OK(target_mend_file_n(&t[1], 2, t[0], 0, buf, 1 << 16, 2u, &same,
+				    &mended));
+	CHECK_EQ(same, 3u);
+	CHECK_EQ(mended, 2u);
+	/* one pass over the source's 208k */
+	CHECK_MSG(k->data_bytes_read - before <= 208 << 10, "%llu bytes read",
+		  (unsigned long long)(k->data_bytes_read - before));
+	CHECK(same_file(t[0], t[2], 0, x, y));
+	CHECK_OK(target_mend_file_n(&t[1], 2, t[0], 0, buf, 1 << 16, 2u, &same,
+				    &mended));
+	CHECK_EQ(same, 3u);
+	CHECK_EQ(mended, 0u);
+	/* f1: the second engine differs (judged only), the model mended */
+	CHECK_OK(target_mend_file_n(&t[1], 2, t[0], 1, buf, 1 << 16, 2u, &same,
+				    &mended));
+	CHECK_EQ(same, 2u);
+	CHECK_EQ(mended, 2u);
+	CHECK(same_file(t[0], t[2], 1, x, y));
+	CHECK(!same_file(t[0], t[1], 1, x, y));
+	/* f2: missing on the model, which only a copy can make */
+	CHECK_OK(target_mend_file_n(&t[1], 2, t[0], 2, buf, 1 << 16, 2u, &same,
+				    &mended));
+	CHECK_EQ(same, 1u);
+	CHECK_EQ(mended, 0u);
+	CHECK_EQ(t[2]->ops->size(t[2], 2), -ENOENT);
+	target_list_close(t, n);
+	free(buf);
+	free(x);
+	free(y);
+}
+
+/*
  * After a crash a target that recovered a file as the first engine did
  * keeps it (no copy): the naive engine lost f0's unsynced write as the
  * engine did, the model did not and takes the engine's f0; f1, written
@@ -405,8 +481,10 @@ TEST(crash_adoption_copies_only_to_targets_that_recovered_otherwise)
 	CHECK_OK(rig_open(&r, "engine,naive,model", text));
 	CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
 	CHECK_EQ(check_stats(r.c)->crashes, 1);
-	/* the naive engine keeps f0 and f1, the model f1 */
+	/* the naive engine keeps f0 and f1, the model f1 and is mended
+	 * to the engine's f0 in place */
 	CHECK_EQ(check_stats(r.c)->adopt_kept, 3);
+	CHECK_EQ(check_stats(r.c)->adopt_mended, 1);
 	rig_close(&r);
 }
 
