@@ -17,6 +17,7 @@
 #include "base/prefault.h"
 
 #define DEFAULT_CHUNK ((size_t)1 << 20)
+#define VERIFY_PIECE ((size_t)64 << 10)
 #define DEFAULT_EVERY 1000u
 
 const char *check_status_name(int status)
@@ -381,6 +382,20 @@ static int compare_size(struct checker *c, unsigned file, int64_t *sizep)
 }
 
 /*
+ * The bytes a verify or a crash's comparison reads from each target at a
+ * time: pieces that stay in the processor's cache between the read and
+ * the compare.  A read changes nothing in a target, so its size is the
+ * checker's to pick (an op's pieces are c->chunk, which the engines see).
+ * buf: a buffer split in two for src's and dst's piece, else one.
+ */
+static size_t compare_span(const struct checker *c, bool split)
+{
+	size_t piece = (split ? 2 : 1) * VERIFY_PIECE;
+
+	return c->chunk < piece ? c->chunk : piece;
+}
+
+/*
  * Every target's n bytes at off (in its rbuf) against the reference's
  * bytes in place (its peek): true when all agree.  A difference is
  * reported by the caller, from a copy, as any other.
@@ -417,8 +432,9 @@ static int verify_file(struct checker *c, unsigned file)
 	if (ret || size < 0)
 		goto out;
 	while (off < (uint64_t)size) {
-		size_t n = (uint64_t)size - off < c->chunk ?
-			   (size_t)((uint64_t)size - off) : c->chunk;
+		size_t piece = compare_span(c, false);
+		size_t n = (uint64_t)size - off < piece ?
+			   (size_t)((uint64_t)size - off) : piece;
 
 		for (int i = 0; i < c->n; i++)
 			r[i] = peek && i == c->ref ? (int64_t)n :
@@ -666,8 +682,9 @@ static void held_already(struct checker *c, int src, uint32_t mask,
 		uint32_t same, mended;
 
 		if (!(mask & (1u << f)) ||
-		    target_mend_file_n(dst, n, c->t[src], f, c->wbuf, c->chunk,
-				       mend, &same, &mended))
+		    target_mend_file_n(dst, n, c->t[src], f, c->wbuf,
+				       compare_span(c, true), mend, &same,
+				       &mended))
 			continue;
 		for (int k = 0; k < n; k++) {
 			if (!(same & (1u << k)))
