@@ -436,12 +436,13 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 		secs = 1e-9;
 	fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
 		"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
-		"%llu crashes)\n", (unsigned long long)seed,
+		"%llu crashes, %.0f MB compared)\n", (unsigned long long)seed,
 		rc ? check_status_name(rc) : "all agreed",
 		(unsigned long long)done, secs, (double)done / secs,
 		(unsigned long long)s->verifies,
 		(unsigned long long)s->audits,
-		(unsigned long long)s->crashes);
+		(unsigned long long)s->crashes,
+		(double)s->bytes_compared / 1e6);
 	if (s->enospc)
 		fprintf(stderr, "  %llu times a target ran out of space "
 			"with too little room left: accepted, the others "
