@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "harness/check.h"
+#include "harness/rng.h"
 #include "harness/runopts.h"
 #include "harness/target.h"
 #include "harness/text.h"
@@ -458,6 +459,88 @@ TEST(mend_makes_the_model_hold_the_source_file_in_the_same_pass)
 	CHECK_EQ(same, 1u);
 	CHECK_EQ(mended, 0u);
 	CHECK_EQ(t[2]->ops->size(t[2], 2), -ENOENT);
+	target_list_close(t, n);
+	free(buf);
+	free(x);
+	free(y);
+}
+
+/* A random change to file 0 of t: a pwrite of one byte value (zeros
+ * too), or a truncate. */
+static void random_change(struct target *t, struct rng *g, uint64_t opno,
+			  uint8_t *buf)
+{
+	struct op o = { .file = 0 };
+
+	if (rng_below(g, 5) == 0) {
+		o.kind = OP_TRUNCATE;
+		o.arg = rng_below(g, 300 << 10);
+	} else {
+		o.kind = OP_PWRITE;
+		o.off = rng_below(g, 300 << 10);
+		o.len = 1 + rng_below(g, 20 << 10);
+		o.flags = OP_FL_PATTERN;
+		o.pattern = (uint8_t)(rng_below(g, 3) ? rng_next(g) : 0);
+	}
+	CHECK(target_apply(t, &o, opno, buf, 1 << 16) >= 0);
+}
+
+/*
+ * Random files on a source model and on a model mended from it (sizes up
+ * and down, runs of zeros against holes, a shared history or none, the
+ * comparison's buffer at odd sizes): after the mend the two read alike,
+ * and a model without the file is left to the copy.
+ */
+TEST(mend_matches_random_files_in_any_piece_size)
+{
+	static const char text[] = "#! fsoracle dev=mem:64m\nfile f0\n";
+	static const size_t lens[] = { 8192, 8194, 12000, 1 << 16 };
+	struct target *t[TARGET_MAX];
+	uint8_t *buf = malloc(1 << 16), *x = malloc(1 << 16),
+		*y = malloc(1 << 16);
+	struct rng g;
+	uint64_t opno = 1;
+	int n, nmended = 0;
+
+	CHECK(buf && x && y);
+	CHECK_OK(engines(text, "model,model", 0, t, &n, buf));
+	CHECK_EQ(n, 2);
+	rng_seed(&g, 7);
+	for (int round = 0; round < 300; round++) {
+		struct op cut = { .kind = OP_TRUNCATE, .file = 0 };
+		unsigned shared = (unsigned)rng_below(&g, 6);
+		uint32_t same, mended;
+
+		for (int i = 0; i < 2; i++)
+			CHECK(target_apply(t[i], &cut, opno++, buf, 1 << 16) >= 0);
+		for (unsigned k = 0; k < shared; k++) {
+			struct rng h = g;
+
+			random_change(t[0], &g, opno, buf);
+			random_change(t[1], &h, opno++, buf);
+		}
+		for (int i = 0; i < 2; i++)
+			for (unsigned k = rng_below(&g, 4); k; k--)
+				random_change(t[i], &g, opno++, buf);
+		CHECK_OK(target_mend_file_n(&t[1], 1, t[0], 0, buf,
+					    lens[round % 4], 1u, &same,
+					    &mended));
+		CHECK_MSG(same == 1u && same_file(t[0], t[1], 0, x, y),
+			  "round %d: same %u, mended %u", round, same, mended);
+		nmended += mended != 0;
+	}
+	/* most rounds had something to mend, some nothing */
+	CHECK_MSG(nmended > 200 && nmended < 300, "%d rounds mended", nmended);
+	{
+		struct op u = { .kind = OP_UNLINK, .file = 0 };
+		uint32_t same, mended;
+
+		CHECK(target_apply(t[1], &u, opno++, buf, 1 << 16) >= 0);
+		CHECK_OK(target_mend_file_n(&t[1], 1, t[0], 0, buf, 1 << 16, 1u,
+					    &same, &mended));
+		CHECK_EQ(same | mended, 0u);
+		CHECK_EQ(t[1]->ops->size(t[1], 0), -ENOENT);
+	}
 	target_list_close(t, n);
 	free(buf);
 	free(x);
