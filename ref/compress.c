@@ -91,14 +91,22 @@ static size_t compress_piece(struct ref_fs *fs, struct delalloc *da,
 }
 #endif
 
-/* The frame of compressed extent e, its plen device blocks, in da->buf. */
+/*
+ * The frame of compressed extent e, its plen device blocks, in da->buf.
+ * A record no writer makes (no device blocks, as many as it maps, or more
+ * file blocks than one compressed extent takes: the audit's rule) is
+ * damage, reported before its frame is read or its bytes are made room
+ * for.
+ */
 static int read_frame(struct ref_fs *fs, const struct ref_inode *ip,
 		      const struct ref_extent *e, struct delalloc *da)
 {
 	uint64_t plen = ext_plen(e);
 	int err;
 
-	if (plen == 0 || plen >= e->len || (plen << fs->bshift) > DA_BUF) {
+	if (plen == 0 || plen >= e->len ||
+	    e->len > (DA_PIECE_BYTES >> fs->bshift) ||
+	    (plen << fs->bshift) > DA_BUF) {
 		ref_report(fs, "inode %llu: compressed extent at file block %llu: "
 			   "%llu device blocks for %llu", (unsigned long long)ip->ino,
 			   (unsigned long long)e->fileoff, (unsigned long long)plen,

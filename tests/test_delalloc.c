@@ -601,6 +601,25 @@ static int last_compressed(void *arg, const struct ref_extent *e)
 	return 0;
 }
 
+/* mixed_file, its last compressed extent in *e and its inode in *ip; the
+ * file's bytes, or NULL (nothing left open) when any step fails. */
+static uint8_t *with_last_compressed(struct dfs *z, struct ref_extent *e,
+				     struct ref_inode **ip)
+{
+	uint64_t ino;
+	uint8_t *buf = mixed_file(z, &ino);
+
+	if (!buf)
+		return NULL;
+	if (ref_bmap(z->fs, ino, last_compressed, e) ||
+	    !(e->state & REF_EXT_COMPRESSED) || inode_get(z->fs, ino, ip)) {
+		d_close(z);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /*
  * The audit decodes a compressed frame once a mount: a frame whose bytes
  * are those that decoded to its length before is not decoded again; the
@@ -613,21 +632,18 @@ TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
 	struct ref_extent e = { 0 }, shorter;
 	struct ref_inode *ip;
 	uint8_t *buf, junk[BS];
-	uint64_t ino, first;
+	uint64_t first;
 	struct dfs z;
 
 	NEED_COMPRESSION();
-	buf = mixed_file(&z, &ino);
+	buf = with_last_compressed(&z, &e, &ip);
 	CHECK(buf);
 	CHECK_OK(ref_audit(z.fs, quiet, NULL));
 	first = compr_decodes(z.fs);
 	CHECK(first >= 8); /* a mebibyte compressed: 128 KiB a frame */
 	CHECK_OK(ref_audit(z.fs, quiet, NULL));
 	CHECK_EQ(compr_decodes(z.fs), first);
-	CHECK_OK(ref_bmap(z.fs, ino, last_compressed, &e));
-	CHECK(e.state & REF_EXT_COMPRESSED);
 	/* the same bytes said to decode to a block less: decoded, refused */
-	CHECK_OK(inode_get(z.fs, ino, &ip));
 	shorter = e;
 	shorter.len--;
 	CHECK_EQ(compr_check(z.fs, ip, &shorter), -EFSCORRUPTED);
@@ -636,6 +652,40 @@ TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
 	CHECK_OK(hw_write(z.dev, e.startblk * BS, junk, BS, 0));
 	CHECK_EQ(ref_audit(z.fs, quiet, NULL), -EFSCORRUPTED);
 	CHECK_EQ(compr_decodes(z.fs), first + 2);
+	d_close(&z);
+	free(buf);
+}
+
+/*
+ * A compressed record that maps more file blocks than one compressed
+ * extent takes (a damaged image: the fuzzed image target met one that
+ * claimed some four billion blocks) is refused as damage before its
+ * frame is read or room made for its bytes, by a read as by the audit:
+ * neither an allocation of the size it claims nor a decode.
+ */
+TEST(a_compressed_record_longer_than_any_frame_is_damage_not_an_allocation)
+{
+	struct ref_extent e = { 0 }, longer;
+	struct ref_inode *ip;
+	uint8_t *buf, out[BS];
+	uint64_t before;
+	struct dfs z;
+
+	NEED_COMPRESSION();
+	buf = with_last_compressed(&z, &e, &ip);
+	CHECK(buf);
+	before = compr_decodes(z.fs);
+	longer = e;
+	longer.len = (DA_PIECE_BYTES / BS) + 1; /* a block past the limit */
+	CHECK_EQ(compr_check(z.fs, ip, &longer), -EFSCORRUPTED);
+	CHECK_EQ(compr_read_block(z.fs, ip, &longer, longer.fileoff, out),
+		 -EFSCORRUPTED);
+	longer.len = (uint64_t)1 << 32; /* 16 TiB of 4 KiB blocks */
+	CHECK_EQ(compr_read_block(z.fs, ip, &longer, longer.fileoff, out),
+		 -EFSCORRUPTED);
+	CHECK_EQ(compr_decodes(z.fs), before);
+	/* the record as written still reads */
+	CHECK_OK(compr_read_block(z.fs, ip, &e, e.fileoff, out));
 	d_close(&z);
 	free(buf);
 }
