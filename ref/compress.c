@@ -93,20 +93,19 @@ static size_t compress_piece(struct ref_fs *fs, struct delalloc *da,
 
 /*
  * The frame of compressed extent e, its plen device blocks, in da->buf.
- * A record no writer makes (no device blocks, as many as it maps, or more
- * file blocks than one compressed extent takes: the audit's rule) is
- * damage, reported before its frame is read or its bytes are made room
- * for.
+ * A record no writer makes (ext_compressed_shape_ok, the audit's rule,
+ * which also keeps the frame within DA_BUF) is damage, reported before
+ * its frame is read or its bytes are made room for.
  */
+_Static_assert(DA_PIECE_BYTES <= DA_BUF, "a whole frame fits in da->buf");
+
 static int read_frame(struct ref_fs *fs, const struct ref_inode *ip,
 		      const struct ref_extent *e, struct delalloc *da)
 {
 	uint64_t plen = ext_plen(e);
 	int err;
 
-	if (plen == 0 || plen >= e->len ||
-	    e->len > (DA_PIECE_BYTES >> fs->bshift) ||
-	    (plen << fs->bshift) > DA_BUF) {
+	if (!ext_compressed_shape_ok(fs, e)) {
 		ref_report(fs, "inode %llu: compressed extent at file block %llu: "
 			   "%llu device blocks for %llu", (unsigned long long)ip->ino,
 			   (unsigned long long)e->fileoff, (unsigned long long)plen,

@@ -239,7 +239,7 @@ static int visit_extent(struct audit *a, const struct ref_extent *rec)
 	if (ext_compressed(&e)) {
 		uint64_t plen = ext_plen(&e);
 
-		if (plen == 0 || plen >= e.len || e.len > (DA_PIECE_BYTES >> fs->bshift) ||
+		if (!ext_compressed_shape_ok(fs, &e) ||
 		    (e.state & ((1u << REF_EXT_PLEN_SHIFT) - 1)) !=
 		    REF_EXT_COMPRESSED || !(a->ip->flags & REF_IF_CEXT) || fs->rl)
 			bad_file(a, "compressed record at file block %llu: %llu "

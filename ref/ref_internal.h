@@ -478,6 +478,17 @@ static inline uint64_t ext_plen(const struct ref_extent *e)
 {
 	return ext_compressed(e) ? REF_EXT_PLEN(e->state) : e->len;
 }
+/* Whether compressed extent e has a shape a writer makes: fewer device
+ * blocks than file blocks, at least one, and no more file blocks than one
+ * compressed extent takes (DA_PIECE_BYTES).  The audit and the reads
+ * both refuse any other. */
+static inline bool ext_compressed_shape_ok(const struct ref_fs *fs,
+					   const struct ref_extent *e)
+{
+	uint64_t plen = ext_plen(e);
+
+	return plen && plen < e->len && e->len <= (DA_PIECE_BYTES >> fs->bshift);
+}
 /* Read file block fb of compressed extent e (decompressing it). */
 int  compr_read_block(struct ref_fs *fs, const struct ref_inode *ip,
 		      const struct ref_extent *e, uint64_t fb, uint8_t *out);
