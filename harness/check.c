@@ -396,17 +396,18 @@ static size_t compare_span(const struct checker *c, bool split)
 }
 
 /*
- * Every target's n bytes at off (in its rbuf) against the reference's
- * bytes in place (its peek): true when all agree.  A difference is
- * reported by the caller, from a copy, as any other.
+ * Every target's n bytes at off, but those in viewed (compared already),
+ * in its rbuf against the reference's bytes in place (its peek): true
+ * when all agree.  A difference is reported by the caller, from a copy,
+ * as any other.
  */
 static bool same_as_peek(struct checker *c, unsigned file, uint64_t off,
-			 size_t n)
+			 size_t n, uint32_t viewed)
 {
 	struct target *ref = c->t[c->ref];
 
 	for (int i = 0; i < c->n; i++)
-		if (i != c->ref &&
+		if (i != c->ref && !(viewed & (1u << i)) &&
 		    !target_peek_same(ref, file, off, c->rbuf[i], n))
 			return false;
 	c->st.bytes_compared += n;
@@ -414,10 +415,81 @@ static bool same_as_peek(struct checker *c, unsigned file, uint64_t off,
 }
 
 /*
+ * Every target's n bytes of file at off, result in r[]: the reference
+ * (with a peek: nothing to read) gives n; a target with a view is
+ * compared through it with the reference's bytes in place, without a
+ * copy (its bit in *viewed, and in *differ where it differs); any other
+ * is read into its rbuf.
+ */
+static void read_piece(struct checker *c, unsigned file, uint64_t off,
+		       size_t n, bool peek, int64_t *r, uint32_t *viewed,
+		       uint32_t *differ)
+{
+	*viewed = *differ = 0;
+	for (int i = 0; i < c->n; i++) {
+		struct target *t = c->t[i];
+		int same;
+
+		if (peek && i == c->ref) {
+			r[i] = (int64_t)n;
+			continue;
+		}
+		if (peek) {
+			r[i] = target_view_same(t, file, off, n, NULL,
+						c->t[c->ref], &same);
+			if (r[i] != -EOPNOTSUPP) {
+				*viewed |= 1u << i;
+				*differ |= same ? 0 : 1u << i;
+				continue;
+			}
+		}
+		r[i] = t->ops->read(t, file, off, c->rbuf[i], n);
+	}
+}
+
+/*
+ * A piece that differs somewhere: the viewed targets read into their rbuf
+ * too, for the report.  A read that says other than its view did (a device
+ * that fails at random) is what is judged.
+ */
+static int read_viewed(struct checker *c, unsigned file, uint64_t off,
+		       size_t n, uint32_t viewed, int64_t *r)
+{
+	bool moved = false;
+
+	for (int i = 0; i < c->n; i++) {
+		int64_t k;
+
+		if (!(viewed & (1u << i)))
+			continue;
+		k = c->t[i]->ops->read(c->t[i], file, off, c->rbuf[i], n);
+		moved = moved || k != r[i];
+		r[i] = k;
+	}
+	return moved ? compare_results(c, r, file) : 0;
+}
+
+/* Targets in differ viewed other bytes than they read: our own bug. */
+static int view_lied(struct checker *c, unsigned file, uint64_t off, size_t n,
+		     uint32_t differ)
+{
+	int i = 0;
+
+	while (!(differ & (1u << i)))
+		i++;
+	return check_fail(c, CHECK_INTERNAL, i, file, NULL, NULL, 0, 0,
+			  "verify: %s's view of bytes %llu-%llu differs from "
+			  "what it reads there", c->t[i]->name,
+			  (unsigned long long)off,
+			  (unsigned long long)(off + n - 1));
+}
+
+/*
  * Existence, size and every byte of one file on every target.  A
  * reference with a peek (the model) is not copied out: the others are
- * compared with its bytes where they are, and only a difference reads
- * them into its buffer for the report.
+ * compared with its bytes where they are, those with a view (an engine)
+ * without being copied out either, and only a difference reads them into
+ * their buffers for the report.
  */
 static int verify_file(struct checker *c, unsigned file)
 {
@@ -436,16 +508,19 @@ static int verify_file(struct checker *c, unsigned file)
 		size_t n = (uint64_t)size - off < piece ?
 			   (size_t)((uint64_t)size - off) : piece;
 
-		for (int i = 0; i < c->n; i++)
-			r[i] = peek && i == c->ref ? (int64_t)n :
-			       c->t[i]->ops->read(c->t[i], file, off, c->rbuf[i], n);
+		uint32_t viewed, differ;
+
+		read_piece(c, file, off, n, peek, r, &viewed, &differ);
 		ret = compare_results(c, r, file);
 		if (ret || r[c->ref] <= 0)
 			break;
-		if (peek && same_as_peek(c, file, off, n)) {
+		if (peek && !differ && same_as_peek(c, file, off, n, viewed)) {
 			off += n;
 			continue;
 		}
+		ret = read_viewed(c, file, off, n, viewed, r);
+		if (ret)
+			break;
 		if (peek && ref->ops->read(ref, file, off, c->rbuf[c->ref], n) !=
 			    (int64_t)n) {
 			ret = check_fail(c, CHECK_INTERNAL, c->ref, file, NULL,
@@ -454,6 +529,8 @@ static int verify_file(struct checker *c, unsigned file)
 			break;
 		}
 		ret = compare_bytes(c, file, off, (size_t)r[c->ref], "verify");
+		if (!ret && differ) /* every read agrees: a view did not */
+			ret = view_lied(c, file, off, n, differ);
 		if (ret)
 			break;
 		off += (uint64_t)r[c->ref];

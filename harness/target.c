@@ -581,6 +581,86 @@ int target_peek_same(struct target *t, unsigned file, uint64_t off,
 	return 1;
 }
 
+/*
+ * A view's pieces compared with want, or with ref's bytes in place: the
+ * span ref's last peek gave ([moff, moff + mlen) at mp, NULL: zeros) is
+ * kept, so a view of small pages asks ref once a span, not once a page.
+ */
+struct view_cmp {
+	const uint8_t *want;      /* the bytes from base on, or NULL: ref's */
+	uint64_t base, end;
+	struct target *ref;
+	unsigned file;
+	const uint8_t *mp;
+	uint64_t moff, mlen;
+	int differs;
+};
+
+/* p (NULL: zeros) and q (NULL: zeros), n bytes: the same? */
+static int same_or_zero(const uint8_t *p, const uint8_t *q, size_t n)
+{
+	if (p && q)
+		return memcmp(p, q, n) == 0;
+	return p || q ? target_bytes_zero(p ? p : q, n) : 1;
+}
+
+static int same_as_ref(struct view_cmp *v, uint64_t off, const uint8_t *p,
+		       size_t n)
+{
+	while (n) {
+		size_t k;
+
+		if (off < v->moff || off - v->moff >= v->mlen) {
+			int64_t got = v->ref->ops->peek(v->ref, v->file, off,
+							(size_t)(v->end - off),
+							&v->mp);
+
+			if (got <= 0) {
+				v->mlen = 0;
+				return 0;
+			}
+			v->moff = off;
+			v->mlen = (uint64_t)got;
+		}
+		k = v->moff + v->mlen - off < n ?
+		    (size_t)(v->moff + v->mlen - off) : n;
+		if (!same_or_zero(p, v->mp ? v->mp + (off - v->moff) : NULL, k))
+			return 0;
+		off += k;
+		p = p ? p + k : NULL;
+		n -= k;
+	}
+	return 1;
+}
+
+static void view_cmp_piece(void *arg, uint64_t off, const uint8_t *p,
+			   size_t n)
+{
+	struct view_cmp *v = arg;
+
+	if (v->differs)
+		return;
+	v->differs = v->want ?
+		     !same_or_zero(p, v->want + (off - v->base), n) :
+		     !same_as_ref(v, off, p, n);
+}
+
+int64_t target_view_same(struct target *t, unsigned file, uint64_t off,
+			 size_t n, const uint8_t *want, struct target *ref,
+			 int *same)
+{
+	struct view_cmp v = { .want = want, .base = off, .end = off + n,
+			      .ref = ref, .file = file };
+	int64_t r;
+
+	*same = 0;
+	if (!t->ops->view)
+		return -EOPNOTSUPP;
+	r = t->ops->view(t, file, off, n, view_cmp_piece, &v);
+	*same = r == (int64_t)n && !v.differs;
+	return r;
+}
+
 static int same_ranges(const struct range_vec *a, const struct range_vec *b)
 {
 	if (a->n != b->n)
@@ -609,6 +689,23 @@ static int mend_span(struct target *dst, unsigned file, uint64_t off,
 }
 
 /*
+ * Whether d's len bytes of file at off are want's (*ok), compared through
+ * its view or else read into have; d's read result.
+ */
+static int64_t holds_bytes(struct target *d, unsigned file, uint64_t off,
+			   const uint8_t *want, uint8_t *have, size_t len,
+			   int *ok)
+{
+	int64_t k = target_view_same(d, file, off, len, want, NULL, ok);
+
+	if (k != -EOPNOTSUPP)
+		return k;
+	k = d->ops->read(d, file, off, have, len);
+	*ok = k == (int64_t)len && !memcmp(want, have, len);
+	return k;
+}
+
+/*
  * The bits of *same whose dst[] holds src's bytes of file [0, size); a
  * target in mend (which has a peek) is written where it differs instead,
  * its bit kept and set in *mended.
@@ -633,6 +730,7 @@ static int same_bytes(struct target *const *dst, int n, struct target *src,
 			struct target *d = dst[i];
 			uint32_t bit = 1u << i;
 			int64_t k;
+			int ok;
 
 			if (!(*same & bit))
 				continue;
@@ -651,10 +749,10 @@ static int same_bytes(struct target *const *dst, int n, struct target *src,
 				*mended |= bit;
 				continue;
 			}
-			k = d->ops->read(d, file, off, have, len);
+			k = holds_bytes(d, file, off, want, have, len, &ok);
 			if (k < 0)
 				return (int)k;
-			if ((uint64_t)k != len || memcmp(want, have, len))
+			if (!ok)
 				*same &= ~bit;
 		}
 		off += len;

@@ -56,6 +56,10 @@ struct target_range {
 	unsigned kind;            /* TARGET_RANGE_*                          */
 };
 typedef int (*target_range_fn)(void *arg, const struct target_range *r);
+/* The bytes of a view (target_ops.view): n of them at file offset off,
+ * at p (NULL: zeros). */
+typedef void (*target_view_fn)(void *arg, uint64_t off, const uint8_t *p,
+			       size_t n);
 
 /* Room for new data (target_ops.space), in bytes. */
 struct target_space {
@@ -132,6 +136,16 @@ struct target_ops {
 	 */
 	int64_t (*peek)(struct target *t, unsigned file, uint64_t off,
 			size_t len, const uint8_t **p);
+	/*
+	 * read without the copy, for a checker that only compares: what
+	 * read would return, with the bytes handed to fn in file order,
+	 * piece by piece (p: valid during the call only; NULL: zeros),
+	 * read the same way (an engine's page cache fills and evicts as for
+	 * read).  -EOPNOTSUPP when the target cannot just now (read
+	 * instead).  NULL when it never can.
+	 */
+	int64_t (*view)(struct target *t, unsigned file, uint64_t off,
+			size_t len, target_view_fn fn, void *arg);
 	/* Bit i set when file i exists.  0 or -errno. */
 	int (*list)(struct target *t, uint32_t *mask);
 	/* Internal consistency (fsck); NULL when there is none.  0 or
@@ -310,7 +324,7 @@ int target_copy_file_n(struct target *const *dst, int n, struct target *src,
  * missing on both, or the same size and bytes and, where both list
  * their ranges, the same written and unwritten ranges (adjacent ones of
  * a kind joined).  src is read once for all of them; a target with a
- * peek is compared in place.  buf is scratch of buflen (>= 8192) bytes,
+ * peek is compared in place, one with a view without being copied out.  buf is scratch of buflen (>= 8192) bytes,
  * split in two.  0, or -errno (then *same is 0).
  */
 int target_same_file_n(struct target *const *dst, int n, struct target *src,
@@ -331,6 +345,16 @@ int target_mend_file_n(struct target *const *dst, int n, struct target *src,
  * hole as zeros), are those of want; else 0. */
 int target_peek_same(struct target *t, unsigned file, uint64_t off,
 		     const uint8_t *want, size_t n);
+/*
+ * t's n bytes of file `file` at off compared, through its view (no copy),
+ * with those of want (when not NULL) or else with ref's bytes seen
+ * through ref's peek: *same is 1 when the view gave all n and every one
+ * agreed.  Returns what t's read would (-EOPNOTSUPP: t has no view, or
+ * none just now; read instead).
+ */
+int64_t target_view_same(struct target *t, unsigned file, uint64_t off,
+			 size_t n, const uint8_t *want, struct target *ref,
+			 int *same);
 /*
  * Make file `file` of dst read as src's by writing only where the two
  * differ (runs of 512-byte sectors), after cutting dst down to src's

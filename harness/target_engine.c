@@ -498,6 +498,19 @@ static int64_t engine_read(struct target *t, unsigned file, uint64_t off,
 	return ref_pread(e->fs, ino, buf, len, off);
 }
 
+/* The read above, its bytes handed to fn where the page cache holds them. */
+static int64_t engine_view(struct target *t, unsigned file, uint64_t off,
+			   size_t len, target_view_fn fn, void *arg)
+{
+	struct engine *e = to_engine(t);
+	uint64_t ino;
+	int ret = get_ino(e, file % OP_MAX_FILES, 0, &ino);
+
+	if (ret)
+		return ret;
+	return ref_pview(e->fs, ino, len, off, fn, arg);
+}
+
 struct ranges_ctx {
 	target_range_fn fn;
 	void *arg;
@@ -747,6 +760,7 @@ static const struct target_ops engine_ops = {
 	.apply = engine_apply,
 	.size = engine_size,
 	.read = engine_read,
+	.view = engine_view,
 	.list = engine_list,
 	.ranges = engine_ranges,
 	.space = engine_space,

@@ -434,6 +434,22 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 	return (int64_t)(end - off);
 }
 
+int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
+		  ref_view_fn fn, void *arg)
+{
+	struct ref_inode *ip;
+	int err;
+
+	if (!fs->pc)
+		return -EOPNOTSUPP;
+	err = inode_get(fs, ino, &ip);
+	if (err)
+		return err;
+	if (off >= ip->size)
+		return 0;
+	return pcache_view(fs, ip, fn, arg, off, off + min64(len, ip->size - off));
+}
+
 /* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
 static int zero_device(struct ref_fs *fs, struct ref_inode *ip,
 		       uint64_t *reached, uint64_t to)

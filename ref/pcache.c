@@ -665,8 +665,14 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return err;
 }
 
-int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
-		    uint64_t off, uint64_t end)
+/*
+ * A read of [off, end) through the cache: each page's bytes copied to out,
+ * or when out is NULL handed to fn (NULL: zeros) while the page is sure
+ * to stay, the same walk either way.
+ */
+static int64_t pcache_walk(struct ref_fs *fs, struct ref_inode *ip,
+			   uint8_t *out, ref_view_fn fn, void *arg,
+			   uint64_t off, uint64_t end)
 {
 	struct ref_extent e = { 0 };
 	uint64_t pos = off, upto = fs_blocks_roundup(fs, end);
@@ -675,18 +681,34 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 	while (pos < end) {
 		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
 		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
+		const uint8_t *data;
 		struct pc_page *p;
 		int err = get_page(fs, ip, fb, upto, &e, true, &p);
 
 		if (err)
 			return pos > off ? (int64_t)(pos - off) : err;
-		if (fs->pc->nodata)
-			memset(out + (pos - off), 0, n);
+		data = fs->pc->nodata ? NULL : p->data + bo;
+		if (!out)
+			fn(arg, pos, data, (size_t)n);
+		else if (data)
+			memcpy(out + (pos - off), data, n);
 		else
-			memcpy(out + (pos - off), p->data + bo, n);
+			memset(out + (pos - off), 0, n);
 		pos += n;
 	}
 	return (int64_t)(end - off);
+}
+
+int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
+		    uint64_t off, uint64_t end)
+{
+	return pcache_walk(fs, ip, out, NULL, NULL, off, end);
+}
+
+int64_t pcache_view(struct ref_fs *fs, struct ref_inode *ip, ref_view_fn fn,
+		    void *arg, uint64_t off, uint64_t end)
+{
+	return pcache_walk(fs, ip, NULL, fn, arg, off, end);
 }
 
 enum { CW_THROUGH, CW_DIRTY, CW_DELALLOC };

@@ -190,6 +190,9 @@ int  pcache_mount(struct ref_fs *fs, uint32_t pages, unsigned shift);
 void pcache_unmount(struct ref_fs *fs);
 int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 		    uint64_t off, uint64_t end);
+/* pcache_read with each page's bytes handed to fn instead (ref_pview). */
+int64_t pcache_view(struct ref_fs *fs, struct ref_inode *ip, ref_view_fn fn,
+		    void *arg, uint64_t off, uint64_t end);
 /*
  * [pos, end) of the file now holds src.  dirty: an overwrite of written
  * blocks, made only in the cache (pages added, read first when partly

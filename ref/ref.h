@@ -221,6 +221,20 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 		   uint64_t len, uint64_t off);
 int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 		  uint64_t off);
+/*
+ * ref_pread without the copy, for a caller that only looks at the bytes
+ * (a checker comparing them): the same walk through the page cache, so
+ * the same pages are read in and evicted and the device sees the same
+ * I/O, but each page's bytes are handed to fn (p: valid during the call
+ * only; NULL: zeros) in file order instead of copied.  Returns what
+ * ref_pread would, fn having seen that many bytes.  -EOPNOTSUPP on a
+ * mount without a page cache, whose reads go to the device directly
+ * (read instead).
+ */
+typedef void (*ref_view_fn)(void *arg, uint64_t off, const uint8_t *p,
+			    size_t n);
+int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
+		  ref_view_fn fn, void *arg);
 int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size);
 
 #define REF_FALLOC_KEEP_SIZE  (1u << 0)

@@ -639,6 +639,118 @@ TEST(pcache_truncate_punch_and_collapse_read_back_as_written)
 	}
 }
 
+/* What a view hands over: the pieces must come in file order from off on. */
+struct seen {
+	uint8_t bytes[24 * BS];
+	uint64_t off, next;
+	int out_of_order;
+};
+
+static void see(void *arg, uint64_t off, const uint8_t *p, size_t n)
+{
+	struct seen *s = arg;
+
+	if (off != s->next || off + n - s->off > sizeof(s->bytes)) {
+		s->out_of_order = 1;
+		return;
+	}
+	if (p)
+		memcpy(s->bytes + (off - s->off), p, n);
+	else
+		memset(s->bytes + (off - s->off), 0, n);
+	s->next = off + n;
+}
+
+/*
+ * ref_pview is ref_pread without the copy: two engines given the same
+ * writes, truncates and punches, one read and the other viewed at the
+ * same places, answer the same, see the same bytes, and count the same
+ * work (the same pages read in, hit and evicted), through a cache smaller
+ * than the file, with a 2-way radix, with every path naive, with delayed
+ * allocation, and without page data (both read zeros).  A mount without
+ * a page cache has no view.
+ */
+TEST(pcache_view_walks_as_a_read_does_without_the_copy)
+{
+	static const char *const mounts[] = {
+		"pagecache=4", "pagecache=6,pagecache_shift=1",
+		"pagecache=5,naive=all", "pagecache=4,delalloc",
+		"pagecache=4,nopagedata",
+	};
+	static struct seen s;
+	static uint8_t buf[24 * BS];
+
+	for (unsigned k = 0; k < sizeof(mounts) / sizeof(mounts[0]); k++) {
+		struct eng a, b;
+		uint64_t ia, ib, x = 12345 + k;
+
+		CHECK_OK(eng_open(&a, mounts[k]));
+		CHECK_OK(eng_open(&b, mounts[k]));
+		CHECK_OK(ref_create(a.fs, "a", &ia));
+		CHECK_OK(ref_create(b.fs, "a", &ib));
+		for (int round = 0; round < 300; round++) {
+			uint64_t off, len;
+			int64_t ra, rb;
+
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			off = (x >> 33) % (20 * BS);
+			len = 1 + (x >> 17) % (8 * BS - 1);
+			switch ((x >> 60) % 8) {
+			case 0:
+				CHECK_OK(ref_truncate(a.fs, ia, off));
+				CHECK_OK(ref_truncate(b.fs, ib, off));
+				break;
+			case 1:
+				CHECK_OK(ref_fallocate(a.fs, ia,
+					REF_FALLOC_PUNCH_HOLE | REF_FALLOC_KEEP_SIZE,
+					off, len));
+				CHECK_OK(ref_fallocate(b.fs, ib,
+					REF_FALLOC_PUNCH_HOLE | REF_FALLOC_KEEP_SIZE,
+					off, len));
+				break;
+			case 2:
+			case 3:
+				CHECK_OK(put(a.fs, ia, off, len, round & 0xff));
+				CHECK_OK(put(b.fs, ib, off, len, round & 0xff));
+				break;
+			case 4:
+				CHECK_OK(ref_sync(a.fs));
+				CHECK_OK(ref_sync(b.fs));
+				break;
+			default:
+				len = 1 + (x >> 7) % (sizeof(buf) - 1);
+				ra = ref_pread(a.fs, ia, buf, len, off);
+				s.off = s.next = off;
+				s.out_of_order = 0;
+				rb = ref_pview(b.fs, ib, len, off, see, &s);
+				CHECK_EQ(rb, ra);
+				CHECK(!s.out_of_order);
+				CHECK_EQ(s.next - off, ra > 0 ? (uint64_t)ra : 0);
+				CHECK(ra <= 0 || !memcmp(buf, s.bytes, (size_t)ra));
+				break;
+			}
+			CHECK_MSG(!memcmp(ref_counters(a.fs), ref_counters(b.fs),
+					  sizeof(struct ref_counters)),
+				  "%s: the work differs after step %d",
+				  mounts[k], round);
+			CHECK_EQ(a.fs->pc->npages, b.fs->pc->npages);
+		}
+		CHECK_OK(ref_audit(b.fs, say, NULL));
+		eng_close(&a);
+		eng_close(&b);
+	}
+	{
+		struct eng g;
+		uint64_t ino;
+
+		CHECK_OK(eng_open(&g, "pagecache=0"));
+		CHECK_OK(ref_create(g.fs, "a", &ino));
+		CHECK_OK(put(g.fs, ino, 0, BS, 1));
+		CHECK_EQ(ref_pview(g.fs, ino, BS, 0, see, &s), -EOPNOTSUPP);
+		eng_close(&g);
+	}
+}
+
 TEST(pcache_mount_option_parses_and_rejects)
 {
 	struct ref_mount_opts o = { 0 };
