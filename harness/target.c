@@ -706,9 +706,30 @@ static int64_t holds_bytes(struct target *d, unsigned file, uint64_t off,
 }
 
 /*
+ * The one target of dst[] still in same, when it compares through a peek
+ * (the model): src's bytes can then be viewed and compared with it, not
+ * copied first.  -1 when there is none or more than one.
+ */
+static int sole_peek(struct target *const *dst, int n, uint32_t same)
+{
+	int one = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (!(same & (1u << i)))
+			continue;
+		if (one >= 0)
+			return -1;
+		one = i;
+	}
+	return one >= 0 && dst[one]->ops->peek ? one : -1;
+}
+
+/*
  * The bits of *same whose dst[] holds src's bytes of file [0, size); a
  * target in mend (which has a peek) is written where it differs instead,
- * its bit kept and set in *mended.
+ * its bit kept and set in *mended.  With one target left and a peek, each
+ * piece of src is first compared with it through src's view; only a piece
+ * that differs is read into buf.
  */
 static int same_bytes(struct target *const *dst, int n, struct target *src,
 		      unsigned file, uint64_t size, uint8_t *buf,
@@ -720,8 +741,17 @@ static int same_bytes(struct target *const *dst, int n, struct target *src,
 
 	for (uint64_t off = 0; off < size && *same;) {
 		size_t len = size - off < half ? (size_t)(size - off) : half;
-		int64_t r = src->ops->read(src, file, off, want, len);
+		int one = sole_peek(dst, n, *same), ok;
+		int64_t r = one < 0 ? -EOPNOTSUPP :
+			    target_view_same(src, file, off, len, NULL, dst[one],
+					     &ok);
 
+		if (r == -EOPNOTSUPP || (r == (int64_t)len && !ok))
+			r = src->ops->read(src, file, off, want, len);
+		else if (r == (int64_t)len) { /* dst[one] holds these */
+			off += len;
+			continue;
+		}
 		if (r < 0)
 			return (int)r;
 		if ((uint64_t)r != len)
@@ -730,7 +760,6 @@ static int same_bytes(struct target *const *dst, int n, struct target *src,
 			struct target *d = dst[i];
 			uint32_t bit = 1u << i;
 			int64_t k;
-			int ok;
 
 			if (!(*same & bit))
 				continue;

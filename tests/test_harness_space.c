@@ -485,13 +485,27 @@ static void random_change(struct target *t, struct rng *g, uint64_t opno,
 	CHECK(target_apply(t, &o, opno, buf, 1 << 16) >= 0);
 }
 
+/* The source's views, counted. */
+static struct target_ops counted_ops;
+static const struct target_ops *uncounted_ops;
+static unsigned nviews;
+
+static int64_t counted_view(struct target *t, unsigned file, uint64_t off,
+			    size_t len, target_view_fn fn, void *arg)
+{
+	nviews++;
+	return uncounted_ops->view(t, file, off, len, fn, arg);
+}
+
 /*
  * Random files on a source model and on a model mended from it (sizes up
  * and down, runs of zeros against holes, a shared history or none, the
  * comparison's buffer at odd sizes): after the mend the two read alike,
- * and a model without the file is left to the copy.
+ * and a model without the file is left to the copy.  Then the same from
+ * an engine, whose pieces are compared through its view and read only
+ * where the model differs.
  */
-TEST(mend_matches_random_files_in_any_piece_size)
+static void mend_random(const char *list)
 {
 	static const char text[] = "#! fsoracle dev=mem:64m\nfile f0\n";
 	static const size_t lens[] = { 8192, 8194, 12000, 1 << 16 };
@@ -503,8 +517,15 @@ TEST(mend_matches_random_files_in_any_piece_size)
 	int n, nmended = 0;
 
 	CHECK(buf && x && y);
-	CHECK_OK(engines(text, "model,model", 0, t, &n, buf));
+	CHECK_OK(engines(text, list, 0, t, &n, buf));
 	CHECK_EQ(n, 2);
+	nviews = 0;
+	if (t[0]->ops->view) {
+		uncounted_ops = t[0]->ops;
+		counted_ops = *t[0]->ops;
+		counted_ops.view = counted_view;
+		t[0]->ops = &counted_ops;
+	}
 	rng_seed(&g, 7);
 	for (int round = 0; round < 300; round++) {
 		struct op cut = { .kind = OP_TRUNCATE, .file = 0 };
@@ -541,10 +562,20 @@ TEST(mend_matches_random_files_in_any_piece_size)
 		CHECK_EQ(same | mended, 0u);
 		CHECK_EQ(t[1]->ops->size(t[1], 0), -ENOENT);
 	}
+	CHECK_MSG((nviews > 300) == (t[0]->ops == &counted_ops), "%s: %u views",
+		  list, nviews);
+	if (t[0]->ops == &counted_ops)
+		t[0]->ops = uncounted_ops;
 	target_list_close(t, n);
 	free(buf);
 	free(x);
 	free(y);
+}
+
+TEST(mend_matches_random_files_in_any_piece_size)
+{
+	mend_random("model,model");
+	mend_random("engine,model");
 }
 
 /*
