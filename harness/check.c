@@ -507,7 +507,6 @@ static int verify_file(struct checker *c, unsigned file)
 		size_t piece = compare_span(c, false);
 		size_t n = (uint64_t)size - off < piece ?
 			   (size_t)((uint64_t)size - off) : piece;
-
 		uint32_t viewed, differ;
 
 		read_piece(c, file, off, n, peek, r, &viewed, &differ);
