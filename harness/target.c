@@ -562,25 +562,6 @@ int target_match_file(struct target *dst, struct target *src, unsigned file,
 	return 0;
 }
 
-/* Whether t's n bytes of file at off are those of want, read in place
- * through its peek (a hole reads as zeros). */
-int target_peek_same(struct target *t, unsigned file, uint64_t off,
-		     const uint8_t *want, size_t n)
-{
-	for (size_t at = 0; at < n;) {
-		const uint8_t *p;
-		int64_t k = t->ops->peek(t, file, off + at, n - at, &p);
-
-		if (k <= 0)
-			return 0;
-		if (p ? memcmp(want + at, p, (size_t)k) != 0
-		      : !target_bytes_zero(want + at, (size_t)k))
-			return 0;
-		at += (size_t)k;
-	}
-	return 1;
-}
-
 /*
  * A view's pieces compared with want, or with ref's bytes in place: the
  * span ref's last peek gave ([moff, moff + mlen) at mp, NULL: zeros) is
@@ -631,6 +612,16 @@ static int same_as_ref(struct view_cmp *v, uint64_t off, const uint8_t *p,
 		n -= k;
 	}
 	return 1;
+}
+
+/* Whether t's n bytes of file at off are those of want, read in place
+ * through its peek (a hole reads as zeros). */
+int target_peek_same(struct target *t, unsigned file, uint64_t off,
+		     const uint8_t *want, size_t n)
+{
+	struct view_cmp v = { .ref = t, .file = file, .end = off + n };
+
+	return same_as_ref(&v, off, want, n);
 }
 
 static void view_cmp_piece(void *arg, uint64_t off, const uint8_t *p,

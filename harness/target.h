@@ -324,8 +324,9 @@ int target_copy_file_n(struct target *const *dst, int n, struct target *src,
  * missing on both, or the same size and bytes and, where both list
  * their ranges, the same written and unwritten ranges (adjacent ones of
  * a kind joined).  src is read once for all of them; a target with a
- * peek is compared in place, one with a view without being copied out.  buf is scratch of buflen (>= 8192) bytes,
- * split in two.  0, or -errno (then *same is 0).
+ * peek is compared in place, one with a view without being copied out.
+ * buf is scratch of buflen (>= 8192) bytes, split in two.  0, or -errno
+ * (then *same is 0).
  */
 int target_same_file_n(struct target *const *dst, int n, struct target *src,
 		       unsigned file, void *buf, size_t buflen, uint32_t *same);

@@ -384,19 +384,31 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 	return err;
 }
 
+/* The inode a read of len bytes at off reads, and where it ends: at
+ * most at its size (*end == off: nothing to read). */
+static int read_bounds(struct ref_fs *fs, uint64_t ino, uint64_t len,
+		       uint64_t off, struct ref_inode **ip, uint64_t *end)
+{
+	int err = inode_get(fs, ino, ip);
+
+	if (err)
+		return err;
+	*end = off >= (*ip)->size ? off : off + min64(len, (*ip)->size - off);
+	return 0;
+}
+
 int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 		  uint64_t off)
 {
 	struct ref_inode *ip;
 	uint8_t *out = buf;
 	uint64_t pos, end;
-	int err = inode_get(fs, ino, &ip);
+	int err = read_bounds(fs, ino, len, off, &ip, &end);
 
 	if (err)
 		return err;
-	if (off >= ip->size)
+	if (end == off)
 		return 0;
-	end = off + min64(len, ip->size - off);
 	if (fs->pc) /* buffered: through the page cache */
 		return pcache_read(fs, ip, out, off, end);
 	for (pos = off; pos < end;) {
@@ -438,16 +450,15 @@ int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
 		  ref_view_fn fn, void *arg)
 {
 	struct ref_inode *ip;
+	uint64_t end;
 	int err;
 
 	if (!fs->pc)
 		return -EOPNOTSUPP;
-	err = inode_get(fs, ino, &ip);
+	err = read_bounds(fs, ino, len, off, &ip, &end);
 	if (err)
 		return err;
-	if (off >= ip->size)
-		return 0;
-	return pcache_view(fs, ip, fn, arg, off, off + min64(len, ip->size - off));
+	return end == off ? 0 : pcache_view(fs, ip, fn, arg, off, end);
 }
 
 /* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
