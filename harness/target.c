@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/zeros.h"
 #include "hw/hw.h"
 
 const char target_list_help[] =
@@ -400,7 +401,9 @@ static int write_piece(struct target *dst, unsigned file, uint64_t off,
 
 int target_bytes_zero(const uint8_t *p, size_t n)
 {
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+	if (n == 0 || zeros_hold(p, n)) /* read-only zeros: nothing to read */
+		return 1;
+	return p[0] == 0 && memcmp(p, p + 1, n - 1) == 0;
 }
 
 /*

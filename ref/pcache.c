@@ -30,6 +30,7 @@
 
 #include "base/park.h"
 #include "base/poison.h"
+#include "base/zeros.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,15 @@ void pc_free(struct pcache *pc)
 }
 
 /* ---- pages and the LRU ---- */
+
+uint8_t *pc_page_bytes(struct pcache *pc, struct pc_page *p)
+{
+	if (p->data && p->data != p->own) { /* the zero block's, until now */
+		memset(p->own, 0, pc->bs);
+		p->data = p->own;
+	}
+	return p->data;
+}
 
 bool pc_page_mark(const struct pc_page *p, unsigned mark)
 {
@@ -276,6 +286,7 @@ int pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 	if (!p)
 		return -ENOMEM;
 	p->delalloc = 0;
+	p->data = pc->nodata ? NULL : p->own;
 	err = pci_walk_hinted(pc, m, index, true, &leaf);
 	if (err) {
 		pc_page_release(pc, p);
@@ -544,14 +555,16 @@ struct pc_map *pcache_inode_map(struct ref_fs *fs,
 }
 
 /*
- * Block fb of the file as the device has it (holes, unwritten: zeros).
- * *e is the caller's mapping of the blocks before, looked up again (as a
- * run up to block upto, the end of what the caller reads) when it does
- * not cover fb.
+ * Block fb of the file as the device has it, into page p (holes,
+ * unwritten: zeros, the zero block's when it is mapped).  *e is the
+ * caller's mapping of the blocks before, looked up again (as a run up to
+ * block upto, the end of what the caller reads) when it does not cover
+ * fb.
  */
 static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		      uint64_t upto, struct ref_extent *e, uint8_t *out)
+		      uint64_t upto, struct ref_extent *e, struct pc_page *p)
 {
+	uint8_t *out = p->data;
 	int err = 0;
 
 	if (!(e->len && fb >= e->fileoff && fb - e->fileoff < e->len))
@@ -563,7 +576,12 @@ static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	if (ext_compressed(e))
 		return compr_read_block(fs, ip, e, fb, out);
 	if (e->state != 0) {
-		memset(out, 0, fs->bs);
+		const uint8_t *z = zeros_block();
+
+		if (z)
+			p->data = (uint8_t *)z; /* read-only: pc_page_bytes */
+		else
+			memset(out, 0, fs->bs);
 		return 0;
 	}
 	fs->ctr.data_bytes_read += fs->bs;
@@ -657,7 +675,7 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		return err;
 	if (!fill) /* cache_write copies the whole block over it */
 		return 0;
-	err = read_block(fs, ip, fb, upto, e, (*out)->data);
+	err = read_block(fs, ip, fb, upto, e, *out);
 	if (err) {
 		pc_remove_page(pc, *out);
 		*out = NULL;
@@ -735,7 +753,7 @@ static int cache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 		if (err)
 			return err;
 		if (p && !fs->pc->nodata)
-			memcpy(p->data + bo, src, n);
+			memcpy(pc_page_bytes(fs->pc, p) + bo, src, n);
 		if (how != CW_THROUGH)
 			pc_page_set_mark(fs->pc, p, PC_DIRTY);
 		if (how == CW_DELALLOC && !p->delalloc) {
@@ -774,7 +792,9 @@ void pcache_zero(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		uint64_t b0 = fb << fs->bshift, b1 = b0 + fs->bs;
 		uint64_t z0 = from > b0 ? from : b0, z1 = to < b1 ? to : b1;
 
-		if (pc_is_page(ent) && !fs->pc->nodata)
+		/* a page on the zero block reads zeros already */
+		if (pc_is_page(ent) && !fs->pc->nodata &&
+		    to_page(ent)->data == to_page(ent)->own)
 			memset(to_page(ent)->data + (z0 - b0), 0, z1 - z0);
 		if (!m->root)
 			break;

@@ -51,7 +51,15 @@ struct pc_page {
 	/* delalloc (delalloc.c): dirty over a hole, space reserved on the
 	 * data (1) or realtime (2) device; never evicted */
 	uint8_t delalloc;
-	uint8_t data[];            /* none with pcache.nodata          */
+	/*
+	 * The page's bytes: own, or zeros_block()'s (base/zeros.h) while
+	 * the page holds what a hole reads and nothing has written it, as
+	 * a page of anonymous memory maps the kernel's zero page until its
+	 * first write.  Whatever writes a page's bytes takes it with
+	 * pc_page_bytes() first.  NULL with pcache.nodata.
+	 */
+	uint8_t *data;
+	uint8_t own[];             /* none with pcache.nodata          */
 };
 
 struct pc_node {
@@ -150,7 +158,8 @@ struct pc_page *pc_find_page(struct pcache *pc, struct pc_map *m,
 /*
  * A new page at index (none must be there): evicts the least recently
  * used page first when full (writing it if dirty), counts a refault when
- * a shadow held the slot.  Its data is left for the caller to fill.
+ * a shadow held the slot.  Its data is its own, left for the caller to
+ * fill (or pointed at the zero block, for a hole).
  */
 int  pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 		 struct pc_page **out);
@@ -158,6 +167,11 @@ int  pc_add_page(struct pcache *pc, struct pc_map *m, uint64_t index,
 void pc_evict(struct pcache *pc, struct pc_page *p);
 /* Remove a page leaving nothing (a failed fill). */
 void pc_remove_page(struct pcache *pc, struct pc_page *p);
+/*
+ * The page's bytes, to be written: its own, zeroed first when it held
+ * the zero block's (pcache.nodata: NULL).
+ */
+uint8_t *pc_page_bytes(struct pcache *pc, struct pc_page *p);
 bool pc_page_mark(const struct pc_page *p, unsigned mark);
 void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
 void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark);

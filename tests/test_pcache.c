@@ -10,7 +10,9 @@
 
 #include <string.h>
 
+#include "base/bytes.h"
 #include "base/poison.h"
+#include "base/zeros.h"
 #include "ref/pcache.h"
 
 /* ---- the index alone ---- */
@@ -175,14 +177,15 @@ TEST(pcache_pages_out_of_the_cache_are_reused_and_poisoned_meanwhile)
 	pc_remove_page(x.pc, p);
 	CHECK_EQ(x.pc->nspare, 1);
 #ifdef FSO_POISON_ASAN
-	CHECK(__asan_address_is_poisoned(p->data));
+	CHECK(__asan_address_is_poisoned(p->own));
 	CHECK(__asan_address_is_poisoned(&p->index));
 #endif
 	CHECK_OK(pc_add_page(x.pc, x.m, 7, &q));
 	CHECK(q == p);                      /* the kept page, reused */
 	CHECK_EQ(x.pc->nspare, 0);
 #ifdef FSO_POISON_ASAN
-	CHECK(!__asan_address_is_poisoned(q->data + 63));
+	CHECK(q->data == q->own);
+	CHECK(!__asan_address_is_poisoned(q->own + 63));
 #endif
 	memset(q->data, 7, 64);
 	/* an eviction hands its page straight to the page coming in */
@@ -747,6 +750,94 @@ TEST(pcache_view_walks_as_a_read_does_without_the_copy)
 		CHECK_OK(ref_create(g.fs, "a", &ino));
 		CHECK_OK(put(g.fs, ino, 0, BS, 1));
 		CHECK_EQ(ref_pview(g.fs, ino, BS, 0, see, &s), -EOPNOTSUPP);
+		eng_close(&g);
+	}
+}
+
+/* Whether file bytes [off, off + len) read as zeros. */
+static int zeros_at(struct ref_fs *fs, uint64_t ino, uint64_t off,
+		    uint64_t len)
+{
+	uint8_t buf[8 * BS];
+
+	if (ref_pread(fs, ino, buf, len, off) != (int64_t)len)
+		return 0;
+	return bytes_first_nonzero(buf, len) == len;
+}
+
+/* Whether the cached page of block fb holds the zero block's bytes. */
+static int on_zeros(struct ref_fs *fs, uint64_t ino, uint64_t fb)
+{
+	struct pc_page *p = pc_peek_page(fs->pc, pc_map_of(fs->pc, ino), fb);
+
+	return p && zeros_hold(p->data, BS);
+}
+
+/*
+ * A page read over a hole (or an unwritten extent) holds the read-only
+ * zero block's bytes (base/zeros.h) until it is written: a partial write
+ * takes it back zeroed, bytes the page held before its eviction included,
+ * a full one without a read, and zeroing a range of it writes nothing.
+ * The naive twin and a delalloc mount do the same.
+ */
+TEST(pcache_hole_pages_share_the_zero_block_until_written)
+{
+	static const char *const mounts[] = {
+		"pagecache=8", "pagecache=8,naive=all", "pagecache=8,delalloc",
+	};
+
+	for (unsigned k = 0; k < sizeof(mounts) / sizeof(mounts[0]); k++) {
+		struct eng g;
+		uint64_t ino;
+
+		CHECK_OK(eng_open(&g, mounts[k]));
+		CHECK_OK(ref_create(g.fs, "a", &ino));
+		/* pages that held data go out to the spares, that data in them */
+		CHECK_OK(put(g.fs, ino, 0, 6 * BS, 0x3c));
+		CHECK_OK(ref_fsync(g.fs, ino));
+		CHECK(has(g.fs, ino, 0, 6 * BS, 0x3c));
+		CHECK_OK(ref_fallocate(g.fs, ino, REF_FALLOC_PUNCH_HOLE |
+				       REF_FALLOC_KEEP_SIZE, 0, 4 * BS));
+		CHECK_OK(ref_fallocate(g.fs, ino, REF_FALLOC_KEEP_SIZE,
+				       8 * BS, 2 * BS)); /* unwritten */
+		CHECK_OK(ref_truncate(g.fs, ino, 10 * BS));
+		CHECK(zeros_at(g.fs, ino, 0, 4 * BS));
+		CHECK(zeros_at(g.fs, ino, 6 * BS, 4 * BS));
+		for (uint64_t fb = 0; fb < 10; fb++)
+			CHECK_MSG(on_zeros(g.fs, ino, fb) == (fb < 4 || fb >= 6),
+				  "%s: block %llu", mounts[k],
+				  (unsigned long long)fb);
+		/* a partial write: the rest of the block reads zeros */
+		CHECK_OK(put(g.fs, ino, BS + 100, 10, 0x11));
+		CHECK(!on_zeros(g.fs, ino, 1));
+		CHECK(zeros_at(g.fs, ino, BS, 100));
+		CHECK(has(g.fs, ino, BS + 100, 10, 0x11));
+		CHECK(zeros_at(g.fs, ino, BS + 110, BS - 110));
+		/* a whole block: written over, no read */
+		CHECK_OK(put(g.fs, ino, 2 * BS, BS, 0x22));
+		CHECK(!on_zeros(g.fs, ino, 2));
+		/* zeroing part of a page on the zero block leaves it there */
+		CHECK_OK(ref_fallocate(g.fs, ino, REF_FALLOC_ZERO_RANGE |
+				       REF_FALLOC_KEEP_SIZE, 3 * BS + 7, 100));
+		CHECK(zeros_at(g.fs, ino, 3 * BS, BS));
+		/* an unwritten block written in part */
+		CHECK_OK(put(g.fs, ino, 8 * BS + 1, 3, 0x33));
+		CHECK(!on_zeros(g.fs, ino, 8));
+		CHECK(zeros_at(g.fs, ino, 8 * BS + 4, BS - 4));
+		CHECK_OK(ref_audit(g.fs, say, NULL));
+		/* on the device as read: after a cut and a remount */
+		CHECK_OK(ref_sync(g.fs));
+		CHECK_OK(remount_after_cut(&g, mounts[k]));
+		CHECK(zeros_at(g.fs, ino, 0, BS + 100));
+		CHECK(has(g.fs, ino, BS + 100, 10, 0x11));
+		CHECK(zeros_at(g.fs, ino, BS + 110, BS - 110));
+		CHECK(has(g.fs, ino, 2 * BS, BS, 0x22));
+		CHECK(zeros_at(g.fs, ino, 3 * BS, BS));
+		CHECK(has(g.fs, ino, 4 * BS, 2 * BS, 0x3c));
+		CHECK(zeros_at(g.fs, ino, 6 * BS, 2 * BS + 1));
+		CHECK(has(g.fs, ino, 8 * BS + 1, 3, 0x33));
+		CHECK(zeros_at(g.fs, ino, 8 * BS + 4, 2 * BS - 4));
+		CHECK_OK(ref_audit(g.fs, say, NULL));
 		eng_close(&g);
 	}
 }
