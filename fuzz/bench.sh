@@ -12,7 +12,8 @@
 #   libFuzzer asan   $O/fuzz/libfuzzer/T (ASan + UBSan, custom mutator)
 #   libFuzzer plain  $O/fuzz/libfuzzer-plain/T (no sanitizers)
 #   AFL++            $O/fuzz/afl/T, persistent mode, shared-memory input,
-#                    our custom mutator (and AFL++'s stability)
+#                    our custom mutator (and AFL++'s stability), afl-fuzz
+#                    and the target on one core (afl_pin, fuzz/options.sh)
 #   replay -O2       $O/fuzz/replay/T --bench over the seed corpus: the
 #                    target's own cost with no fuzzer at all
 # libFuzzer's figure is the steady state: executions after the seed
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift 2 ;;
 	--targets) targets=$(echo "$2" | tr ',' ' '); shift 2 ;;
 	--json) json=$2; shift 2 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) echo "bench: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -77,10 +78,11 @@ lf() { # lf BINDIR T: "EXEC/S RSS_MB", exec/s after the corpus loaded
 afl() { # afl T: "EXEC/S STABILITY% RSS_MB"
 	seeds "$1" "$tmp/c"
 	rm -rf "$tmp/afl"
+	# shellcheck disable=SC2046 # afl_pin's words
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_QUIET=1 AFL_NO_AFFINITY=1 \
 	AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	AFL_CUSTOM_MUTATOR_LIBRARY="$mutator" \
-		afl-fuzz -i "$tmp/c" -o "$tmp/afl" -V "$secs" -t 25000 \
+		$(afl_pin 0) afl-fuzz -i "$tmp/c" -o "$tmp/afl" -V "$secs" -t 25000 \
 		-- "$O/fuzz/afl/$1" > "$tmp/afl.log" 2>&1
 	local st=$tmp/afl/default/fuzzer_stats
 	[ -f "$st" ] || { echo died; return; }

@@ -471,10 +471,11 @@ if [ "$quick" -eq 0 ] && [ "$afl" -eq 1 ]; then
 		started=$SECONDS
 		o=$tmp/afl/$t
 		mkdir -p "$o"
+		# shellcheck disable=SC2046 # afl_pin's words
 		AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_QUIET=1 AFL_NO_AFFINITY=1 \
 		AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 		AFL_CUSTOM_MUTATOR_LIBRARY="$(realpath "$O")/fuzz/afl/mutator.so" \
-			timeout 60 afl-fuzz -i "corpus/$t" -o "$o" -V 5 \
+			timeout 60 $(afl_pin 0) afl-fuzz -i "corpus/$t" -o "$o" -V 5 \
 			-x "fuzz/$t.dict" -t "$(( $(lf_opt "$t" timeout) * 1000 ))" \
 			-- "$O"/fuzz/afl/"$t" > "$o.log" 2>&1
 		rc=$?
