@@ -187,12 +187,25 @@ int zrules_read(const struct zrules *m, uint64_t off, uint8_t *buf,
 		return 0;
 	if (off > size || len > size - off)
 		return -EINVAL;
-	for (size_t k = 0; k < len; k++) {
-		uint64_t at = off + k, i = at / m->cfg.zone_size;
-
+	/* Zone by zone: the written part as written, past the write
+	 * pointer zeros; an offline zone anywhere fails the read. */
+	for (uint64_t i = off / m->cfg.zone_size;
+	     i <= (off + len - 1) / m->cfg.zone_size; i++)
 		if (m->cond[i] == HW_ZC_OFFLINE)
 			return -EIO;
-		buf[k] = (is_conv(m, i) || at < m->wp[i]) ? m->data[at] : 0;
+	while (len) {
+		uint64_t i = off / m->cfg.zone_size;
+		uint64_t end = zstart(m, i) + m->cfg.zone_size;
+		uint64_t valid = is_conv(m, i) ? end : m->wp[i];
+		size_t n = (size_t)(end - off < len ? end - off : len);
+		size_t k = valid <= off ? 0 : valid - off < n ?
+			   (size_t)(valid - off) : n;
+
+		memcpy(buf, m->data + off, k);
+		memset(buf + k, 0, n - k);
+		off += n;
+		buf += n;
+		len -= n;
 	}
 	return 0;
 }
