@@ -96,8 +96,10 @@ void hw_arena_reset(struct hw_arena *a)
 	a->total = keep ? keep->cap : 0;
 	if (keep) {
 		keep->next = NULL;
+		/* past used it is poisoned still: since it was made, or the
+		 * reset before, nothing was handed out there */
+		mem_idle(keep->bytes, keep->used);
 		keep->used = 0;
-		mem_idle(keep->bytes, keep->cap);
 	}
 }
 

@@ -1061,6 +1061,19 @@ TEST(arena_hands_out_separate_bytes_and_resets_whole)
 	CHECK(hw_arena_alloc(&a, HW_ARENA_MAX) == NULL);
 	p[0] = hw_arena_alloc(&a, 100);
 	CHECK(p[0] != NULL);
+	/* a reset poisons what was handed out since the last; the rest of
+	 * the block stayed poisoned from that one */
+	p[1] = hw_arena_alloc(&a, 300000);
+	CHECK(p[1] != NULL);
+	memset(p[1], 1, 300000);
+	hw_arena_reset(&a);
+	CHECK(hw_arena_alloc(&a, 10) == p[0]); /* the kept block, from its start */
+	hw_arena_reset(&a);
+#ifdef FSO_POISON_ASAN
+	for (size_t k = 0; k < ((size_t)1 << 20); k += 4099)
+		CHECK_MSG(__asan_address_is_poisoned(p[0] + k),
+			  "byte %zu of the kept block", k);
+#endif
 	hw_arena_free(&a);
 	CHECK_EQ(a.total, 0);
 }
