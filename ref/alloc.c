@@ -441,6 +441,19 @@ uint64_t alloc_data_usable(const struct ref_fs *fs)
 }
 
 /*
+ * Free data blocks as statfs counts them available: not the B+tree
+ * reserve, which file data never gets (XFS leaves its set-aside out of
+ * statfs's free count too), nor the blocks delalloc pages were promised.
+ * Busy blocks count: they are free, and come back at the commit.
+ */
+uint64_t alloc_data_avail(const struct ref_fs *fs)
+{
+	uint64_t hold = META_RESERVE + (fs->pc ? fs->pc->ndelalloc[0] : 0);
+
+	return fs->free_blocks > hold ? fs->free_blocks - hold : 0;
+}
+
+/*
  * Blocks B+tree nodes may take: the reserve is theirs, but not the blocks
  * delalloc pages were promised, nor the floor their writeback's mappings
  * need (on this device for rt files too): a write taken must be written

@@ -936,15 +936,14 @@ static uint64_t sub_floor(uint64_t a, uint64_t b)
 int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 {
 	/* delalloc pages hold a block each of their device, not yet taken */
-	uint64_t promised[2] = { fs->pc ? fs->pc->ndelalloc[0] : 0,
-				 fs->pc ? fs->pc->ndelalloc[1] : 0 };
+	uint64_t promised_rt = fs->pc ? fs->pc->ndelalloc[1] : 0;
 
 	memset(st, 0, sizeof(*st));
 	st->blocksize = fs->bs;
 	st->total_blocks = fs->total;
 	st->data_blocks = fs->total - fs->data;
 	st->free_blocks = fs->free_blocks;
-	st->avail_blocks = sub_floor(fs->free_blocks, promised[0]);
+	st->avail_blocks = alloc_data_avail(fs);
 	st->inodes = fs->ninodes;
 	for (uint32_t i = 0; i < fs->ninodes; i++)
 		st->free_inodes += fs->inodes[i].type == ITYPE_FREE;
@@ -953,7 +952,7 @@ int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 		st->rt_blocks = fs->rtblocks;
 		st->rt_free_blocks = fs->rt_free * fs->rtx;
 		st->rt_avail_blocks = sub_floor(fs->zoned ? zoned_free_blocks(fs) :
-						st->rt_free_blocks, promised[1]);
+						st->rt_free_blocks, promised_rt);
 	}
 	return 0;
 }

@@ -394,7 +394,8 @@ int ref_tree_blocks(struct ref_fs *fs, uint64_t ino, uint64_t *blocks);
 /*
  * Filesystem-wide numbers.  The avail counts are what new data may still
  * be given (statfs's f_bavail): free blocks less the delayed allocations
- * already promised and, on a zoned realtime device, less what no zone can
+ * already promised, on the data device less the reserve kept for B+tree
+ * nodes (data never gets it) and, on a zoned realtime device, less what no zone can
  * take any more (capacity below the zone size, the reclaim reserve); dead
  * space below a write pointer counts, since reclaim wins it back.  A
  * write that fails with -ENOSPC while it needs well under avail is a bug

@@ -355,6 +355,8 @@ int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 /* Data blocks file data may still take (free, not busy, past the
  * B+tree reserve), delalloc reservations included. */
 uint64_t alloc_data_usable(const struct ref_fs *fs);
+/* Data blocks statfs counts available (alloc.c). */
+uint64_t alloc_data_avail(const struct ref_fs *fs);
 /* Blocks B+tree nodes may take now (alloc.c). */
 uint64_t alloc_meta_room(const struct ref_fs *fs);
 /* rt blocks file data may still take (free, not busy; on a zoned device

@@ -176,6 +176,31 @@ TEST(full_device_says_enospc_and_keeps_a_metadata_reserve)
 	hw_close(d);
 }
 
+/*
+ * statfs's avail is what file data can still get: the metadata reserve
+ * is not in it (free blocks are), on a fresh filesystem and on one whose
+ * data filled it.
+ */
+TEST(statfs_avail_leaves_out_the_metadata_reserve)
+{
+	struct hw_dev *d;
+	struct ref_fs *fs = mount_new("mem:1m", 512, &d);
+	struct ref_statfs st;
+	uint64_t s, l;
+
+	CHECK(fs);
+	CHECK_OK(ref_statfs(fs, &st));
+	CHECK_EQ(st.free_blocks, fs->free_blocks);
+	CHECK_EQ(st.avail_blocks, fs->free_blocks - (2 * BT_MAX_LEVELS + 8));
+	while (alloc_data(fs, fs->data, 1000, &s, &l) == 0)
+		;
+	CHECK_OK(ref_statfs(fs, &st));
+	CHECK(st.free_blocks > 0);
+	CHECK_EQ(st.avail_blocks, 0);
+	ref_unmount(fs);
+	hw_close(d);
+}
+
 TEST(freeing_a_free_block_is_corruption_not_a_crash)
 {
 	struct hw_dev *d;
