@@ -34,18 +34,30 @@ lf_flags() {
 }
 
 # afl_pin I: the command words that run AFL++ instance I (0, 1, ...) and
-# its target on one CPU, core I modulo the machine's count: `taskset -c
-# N`, or nothing where taskset is missing.  afl-fuzz does the same by
-# itself unless AFL_NO_AFFINITY is set, but it gives up (or fails) when it
-# finds no core free of other processes; these scripts set that variable
-# and pin each instance here instead.  An execution hands its input to
-# the target and waits for its status: with the two processes on two
-# cores each hand-over is a wake-up across cores, which on a virtual
-# machine costs more than most inputs (the empty target: 14k exec/s
-# unpinned on this project's 2-core machine, 92k pinned).
+# its target on one CPU, the I-th (modulo their count) of the CPUs this
+# process may use (Cpus_allowed_list: a cpuset or a taskset mask is kept):
+# `taskset -c N`, or nothing where taskset or that list is missing.
+# afl-fuzz does the same by itself unless AFL_NO_AFFINITY is set, but it
+# gives up (or fails) when it finds no core free of other processes;
+# these scripts set that variable and pin each instance here instead.  An
+# execution hands its input to the target and waits for its status: with
+# the two processes on two cores each hand-over is a wake-up across
+# cores, which on a virtual machine costs more than most inputs (the
+# empty target: 14k exec/s unpinned on this project's 2-core machine,
+# 92k pinned).
 afl_pin() {
-	local n
+	local list part c parts=() cpus=()
 	command -v taskset >/dev/null 2>&1 || return 0
-	n=$(nproc 2>/dev/null || echo 1)
-	printf 'taskset -c %d' $(($1 % n))
+	list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status 2>/dev/null)
+	IFS=, read -ra parts <<< "$list"
+	for part in "${parts[@]}"; do
+		case "$part" in
+		*[!0-9-]* | '') return 0 ;; # a form not known here: no pinning
+		esac
+		for ((c = ${part%-*}; c <= ${part#*-}; c++)); do
+			cpus+=("$c")
+		done
+	done
+	[ "${#cpus[@]}" -gt 0 ] || return 0
+	printf 'taskset -c %d' "${cpus[$(($1 % ${#cpus[@]}))]}"
 }

@@ -560,7 +560,7 @@ static int engine_space(struct target *t, unsigned file,
 		ret = ref_stat(e->fs, ino, &st);
 	if (ret)
 		return ret;
-	sp->meta_avail = sf.avail_blocks * sf.blocksize;
+	sp->meta_avail = sf.meta_avail_blocks * sf.blocksize;
 	sp->map_insert = st.map_levels + 1;
 	sp->meta_block = sf.blocksize;
 	if (st.flags & REF_FLAG_REALTIME) {
@@ -568,7 +568,7 @@ static int engine_space(struct target *t, unsigned file,
 		sp->capacity = sf.rt_blocks * sf.blocksize;
 		sp->unit = sf.rtextsize;
 	} else {
-		sp->avail = sp->meta_avail;
+		sp->avail = sf.avail_blocks * sf.blocksize;
 		sp->capacity = sf.data_blocks * sf.blocksize;
 		sp->unit = sf.blocksize;
 	}

@@ -936,6 +936,7 @@ static uint64_t sub_floor(uint64_t a, uint64_t b)
 int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 {
 	/* delalloc pages hold a block each of their device, not yet taken */
+	uint64_t promised = fs->pc ? fs->pc->ndelalloc[0] : 0;
 	uint64_t promised_rt = fs->pc ? fs->pc->ndelalloc[1] : 0;
 
 	memset(st, 0, sizeof(*st));
@@ -944,6 +945,7 @@ int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 	st->data_blocks = fs->total - fs->data;
 	st->free_blocks = fs->free_blocks;
 	st->avail_blocks = alloc_data_avail(fs);
+	st->meta_avail_blocks = sub_floor(fs->free_blocks, promised);
 	st->inodes = fs->ninodes;
 	for (uint32_t i = 0; i < fs->ninodes; i++)
 		st->free_inodes += fs->inodes[i].type == ITYPE_FREE;

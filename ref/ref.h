@@ -395,16 +395,21 @@ int ref_tree_blocks(struct ref_fs *fs, uint64_t ino, uint64_t *blocks);
  * Filesystem-wide numbers.  The avail counts are what new data may still
  * be given (statfs's f_bavail): free blocks less the delayed allocations
  * already promised, on the data device less the reserve kept for B+tree
- * nodes (data never gets it) and, on a zoned realtime device, less what no zone can
- * take any more (capacity below the zone size, the reclaim reserve); dead
- * space below a write pointer counts, since reclaim wins it back.  A
- * write that fails with -ENOSPC while it needs well under avail is a bug
- * (the harness's checker judges ENOSPC by it).
+ * nodes (data never gets it) and, on a zoned realtime device, less what
+ * no zone can take any more (capacity below the zone size, the reclaim
+ * reserve); dead space below a write pointer counts, since reclaim wins
+ * it back.  meta_avail is what metadata may still be given: the data
+ * device's free blocks less the promised ones, the reserve included.  A
+ * write that fails with -ENOSPC while it needs well under avail (or a
+ * metadata change under meta_avail) is a bug (the harness's checker
+ * judges ENOSPC by them).
  */
 struct ref_statfs {
 	uint32_t blocksize;
 	uint64_t total_blocks, free_blocks, data_blocks;
 	uint64_t avail_blocks;           /* data device, for data          */
+	uint64_t meta_avail_blocks;      /* data device, for metadata (the
+					    B+tree reserve is its own)     */
 	uint64_t inodes, free_inodes;
 	/* the realtime device, all 0 without one */
 	uint32_t rtextsize;              /* bytes                          */

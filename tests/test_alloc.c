@@ -179,7 +179,7 @@ TEST(full_device_says_enospc_and_keeps_a_metadata_reserve)
 /*
  * statfs's avail is what file data can still get: the metadata reserve
  * is not in it (free blocks are), on a fresh filesystem and on one whose
- * data filled it.
+ * data filled it; meta_avail, what metadata can get, keeps the reserve.
  */
 TEST(statfs_avail_leaves_out_the_metadata_reserve)
 {
@@ -192,11 +192,13 @@ TEST(statfs_avail_leaves_out_the_metadata_reserve)
 	CHECK_OK(ref_statfs(fs, &st));
 	CHECK_EQ(st.free_blocks, fs->free_blocks);
 	CHECK_EQ(st.avail_blocks, fs->free_blocks - (2 * BT_MAX_LEVELS + 8));
+	CHECK_EQ(st.meta_avail_blocks, fs->free_blocks);
 	while (alloc_data(fs, fs->data, 1000, &s, &l) == 0)
 		;
 	CHECK_OK(ref_statfs(fs, &st));
 	CHECK(st.free_blocks > 0);
 	CHECK_EQ(st.avail_blocks, 0);
+	CHECK_EQ(st.meta_avail_blocks, st.free_blocks); /* the reserve: its */
 	ref_unmount(fs);
 	hw_close(d);
 }
