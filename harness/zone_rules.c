@@ -188,11 +188,7 @@ int zrules_read(const struct zrules *m, uint64_t off, uint8_t *buf,
 	if (off > size || len > size - off)
 		return -EINVAL;
 	/* Zone by zone: the written part as written, past the write
-	 * pointer zeros; an offline zone anywhere fails the read. */
-	for (uint64_t i = off / m->cfg.zone_size;
-	     i <= (off + len - 1) / m->cfg.zone_size; i++)
-		if (m->cond[i] == HW_ZC_OFFLINE)
-			return -EIO;
+	 * pointer zeros; an offline zone fails the read. */
 	while (len) {
 		uint64_t i = off / m->cfg.zone_size;
 		uint64_t end = zstart(m, i) + m->cfg.zone_size;
@@ -201,6 +197,8 @@ int zrules_read(const struct zrules *m, uint64_t off, uint8_t *buf,
 		size_t k = valid <= off ? 0 : valid - off < n ?
 			   (size_t)(valid - off) : n;
 
+		if (m->cond[i] == HW_ZC_OFFLINE)
+			return -EIO;
 		memcpy(buf, m->data + off, k);
 		memset(buf + k, 0, n - k);
 		off += n;

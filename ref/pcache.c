@@ -135,10 +135,11 @@ void pc_free(struct pcache *pc)
 
 /* ---- pages and the LRU ---- */
 
-uint8_t *pc_page_bytes(struct pcache *pc, struct pc_page *p)
+uint8_t *pc_page_bytes(struct pcache *pc, struct pc_page *p, bool whole)
 {
 	if (p->data && p->data != p->own) { /* the zero block's, until now */
-		memset(p->own, 0, pc->bs);
+		if (!whole)
+			memset(p->own, 0, pc->bs);
 		p->data = p->own;
 	}
 	return p->data;
@@ -753,7 +754,8 @@ static int cache_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t pos,
 		if (err)
 			return err;
 		if (p && !fs->pc->nodata)
-			memcpy(pc_page_bytes(fs->pc, p) + bo, src, n);
+			memcpy(pc_page_bytes(fs->pc, p, n == fs->bs) + bo,
+			       src, n);
 		if (how != CW_THROUGH)
 			pc_page_set_mark(fs->pc, p, PC_DIRTY);
 		if (how == CW_DELALLOC && !p->delalloc) {

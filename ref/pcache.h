@@ -169,9 +169,10 @@ void pc_evict(struct pcache *pc, struct pc_page *p);
 void pc_remove_page(struct pcache *pc, struct pc_page *p);
 /*
  * The page's bytes, to be written: its own, zeroed first when it held
- * the zero block's (pcache.nodata: NULL).
+ * the zero block's, unless the caller writes the whole page (whole)
+ * (pcache.nodata: NULL).
  */
-uint8_t *pc_page_bytes(struct pcache *pc, struct pc_page *p);
+uint8_t *pc_page_bytes(struct pcache *pc, struct pc_page *p, bool whole);
 bool pc_page_mark(const struct pc_page *p, unsigned mark);
 void pc_page_set_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
 void pc_page_clear_mark(struct pcache *pc, struct pc_page *p, unsigned mark);
