@@ -8,6 +8,7 @@
 #include "base/zeros.h"
 
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 
 static _Atomic(const uint8_t *) block;
@@ -39,4 +40,13 @@ bool zeros_hold(const void *p, size_t n)
 	uintptr_t a = (uintptr_t)p;
 
 	return z && a >= z && n <= ZEROS_BYTES && a - z <= ZEROS_BYTES - n;
+}
+
+bool zeros_all(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	if (n == 0 || zeros_hold(p, n)) /* read-only zeros: nothing to read */
+		return true;
+	return b[0] == 0 && memcmp(b, b + 1, n - 1) == 0;
 }

@@ -401,9 +401,7 @@ static int write_piece(struct target *dst, unsigned file, uint64_t off,
 
 int target_bytes_zero(const uint8_t *p, size_t n)
 {
-	if (n == 0 || zeros_hold(p, n)) /* read-only zeros: nothing to read */
-		return 1;
-	return p[0] == 0 && memcmp(p, p + 1, n - 1) == 0;
+	return zeros_all(p, n);
 }
 
 /*

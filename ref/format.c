@@ -9,6 +9,8 @@
  */
 #include "ref/ref_internal.h"
 
+#include "base/zeros.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,9 +68,8 @@ int blk_verify_full(const void *data, size_t span, size_t bs, uint32_t magic,
 
 	if (span < bs && 2 * span <= bs)
 		from = 2 * span; /* the copy's sector */
-	for (size_t i = from; i < bs; i++)
-		if (p[i])
-			return -EFSCORRUPTED;
+	if (from < bs && !zeros_all(p + from, bs - from))
+		return -EFSCORRUPTED;
 	return blk_verify(data, span, magic, blkno);
 }
 

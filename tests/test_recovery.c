@@ -190,6 +190,42 @@ TEST(flipping_any_metadata_byte_is_a_clean_corruption_error)
 }
 
 /*
+ * The superblock checksums its first sector only (a header-sector block,
+ * format.c); the sector after it may hold its copy; every byte past
+ * those must be zero, so a flipped bit there is a corruption too, at
+ * fsck and at mount, and the image is fine again once it is undone.
+ */
+TEST(a_nonzero_byte_past_the_superblock_sectors_is_a_corruption)
+{
+	struct ref_mkfs_opts mo = { .blocksize = 4096, .inodes = 8,
+				    .journal_blocks = 64 };
+	static const size_t at[] = { 1024, 1025, 2048, 4094, 4095 };
+	struct hw_dev *d = NULL;
+	struct ref_fs *fs;
+	uint8_t sb[4096];
+
+	CHECK_OK(hw_open("mem:4m", &d, NULL, 0));
+	CHECK_OK(ref_mkfs(d, &mo));
+	CHECK_OK(ref_fsck(d, quiet, NULL));
+	CHECK_OK(hw_read(d, 0, sb, sizeof(sb)));
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		for (unsigned bit = 0; bit < 8; bit += 7) {
+			uint8_t v = (uint8_t)(sb[at[i]] ^ (1u << bit));
+
+			CHECK_OK(hw_write(d, at[i], &v, 1, 0));
+			CHECK_MSG(ref_fsck(d, quiet, NULL) == -EFSCORRUPTED,
+				  "byte %zu bit %u set: fsck passes", at[i], bit);
+			CHECK_EQ(ref_mount(d, NULL, &fs), -EFSCORRUPTED);
+			CHECK_OK(hw_write(d, at[i], sb + at[i], 1, 0));
+		}
+	}
+	CHECK_OK(ref_fsck(d, quiet, NULL));
+	CHECK_OK(ref_mount(d, NULL, &fs));
+	CHECK_OK(ref_unmount(fs));
+	hw_close(d);
+}
+
+/*
  * An image abandoned with the superblock in its log (every mount logs
  * it), whose home copy then gets another fan-out, checksum and all: a
  * valid geometry on its own, but not the logged copy's that the replay

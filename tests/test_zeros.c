@@ -1,7 +1,8 @@
 /*
  * test_zeros.c - base/zeros.h: the process's block of zeros is one
  * mapping, reads zeros, says exactly which ranges lie inside it, and
- * kills the process that stores into it.
+ * kills the process that stores into it; zeros_all tells zeros from
+ * anything else.
  */
 #include "test.h"
 
@@ -91,6 +92,31 @@ TEST(a_store_into_the_zeros_block_kills_the_process)
 			  st);
 	}
 	CHECK(zeros_block()[0] == 0 && zeros_block()[ZEROS_BYTES - 1] == 0);
+}
+
+TEST(zeros_all_finds_one_set_bit_anywhere)
+{
+	enum { N = 4099 };
+	uint8_t *buf = calloc(1, N);
+
+	CHECK(buf != NULL);
+	CHECK(zeros_all(buf, N));
+	CHECK(zeros_all(buf, 0));
+	CHECK(zeros_all(buf + 1, 0));
+	CHECK(zeros_all(zeros_block(), ZEROS_BYTES));
+	/* each position, each bit, every length that covers it or not */
+	for (size_t at = 0; at < N; at += at < 70 ? 1 : 61) {
+		for (unsigned bit = 0; bit < 8; bit += 7) {
+			buf[at] = (uint8_t)(1u << bit);
+			CHECK_MSG(!zeros_all(buf, N), "byte %zu bit %u", at, bit);
+			CHECK(!zeros_all(buf + at, 1));
+			CHECK(!zeros_all(buf + at, N - at));
+			CHECK(zeros_all(buf, at));
+			CHECK(at + 1 == N || zeros_all(buf + at + 1, N - at - 1));
+			buf[at] = 0;
+		}
+	}
+	free(buf);
 }
 
 int main(int argc, char **argv)
