@@ -36,17 +36,17 @@ struct devtrack {
 
 static const uint8_t zeros[DT_PAGE];
 
-static struct devtrack *to_dt(struct hw_dev *dev)
+static struct devtrack *dt_of(struct hw_dev *dev)
 {
 	return (struct devtrack *)dev->ops;
 }
 
-static int is_dirty(const struct devtrack *dt, uint64_t p)
+static int dt_dirty(const struct devtrack *dt, uint64_t p)
 {
 	return (dt->dirty[p / 64] >> (p % 64)) & 1;
 }
 
-static int test_and_set(uint64_t *map, uint64_t p)
+static int dt_test_and_set(uint64_t *map, uint64_t p)
 {
 	uint64_t bit = 1ull << (p % 64);
 	int was = (map[p / 64] & bit) != 0;
@@ -55,12 +55,12 @@ static int test_and_set(uint64_t *map, uint64_t p)
 	return was;
 }
 
-static void mark(struct devtrack *dt, uint64_t off, uint64_t len)
+static void dt_mark(struct devtrack *dt, uint64_t off, uint64_t len)
 {
 	if (!len)
 		return;
 	for (uint64_t p = off / DT_PAGE; p <= (off + len - 1) / DT_PAGE; p++) {
-		if (!test_and_set(dt->dirty, p))
+		if (!dt_test_and_set(dt->dirty, p))
 			dt->list[dt->nlist++] = p;
 		/* No branch on these: they depend on earlier inputs. */
 		uint64_t fresh = !(dt->touched[p / 64] & (1ull << (p % 64)));
@@ -74,9 +74,9 @@ static void mark(struct devtrack *dt, uint64_t off, uint64_t len)
 static int dt_write(struct hw_dev *dev, uint64_t off, const void *buf,
 		    size_t len, unsigned flags)
 {
-	struct devtrack *dt = to_dt(dev);
+	struct devtrack *dt = dt_of(dev);
 
-	mark(dt, off, len);
+	dt_mark(dt, off, len);
 	return dt->orig->write(dev, off, buf, len, flags);
 }
 
@@ -86,7 +86,7 @@ static int dt_write(struct hw_dev *dev, uint64_t off, const void *buf,
  */
 static int dt_zero(struct hw_dev *dev, uint64_t off, uint64_t len)
 {
-	struct devtrack *dt = to_dt(dev);
+	struct devtrack *dt = dt_of(dev);
 	uint64_t end = off + len;
 
 	while (off < end) {
@@ -94,8 +94,8 @@ static int dt_zero(struct hw_dev *dev, uint64_t off, uint64_t len)
 		uint64_t stop = (p + 1) * DT_PAGE < end ? (p + 1) * DT_PAGE : end;
 		int ret;
 
-		if (dt->baseline || is_dirty(dt, p)) {
-			mark(dt, off, stop - off);
+		if (dt->baseline || dt_dirty(dt, p)) {
+			dt_mark(dt, off, stop - off);
 			ret = dt->orig->write(dev, off, zeros, (size_t)(stop - off), 0);
 			if (ret)
 				return ret;
