@@ -670,8 +670,56 @@ static int other_targets(const struct checker *c, int src,
 	return n;
 }
 
+/*
+ * The bytes of file f that an op which ran out of space on some targets
+ * may have left different between them, as [*from, *to): the range it
+ * writes in f; from there to the end for a shift (collapse, insert) or
+ * an exchange (whose last unit may pass the length); the whole file for
+ * any other op, and for a range op within one file.  The targets agreed
+ * on the rest before the op (or differ there by a bug the next verify
+ * reports), and an op that fails or comes up short changes nothing
+ * outside its range: so an accepted ENOSPC takes that span only, never
+ * a difference elsewhere that it would hide.
+ */
+static void op_span(const struct op *op, unsigned f, uint64_t *from,
+		    uint64_t *to)
+{
+	uint64_t off = op->off;
+
+	*from = 0;
+	*to = UINT64_MAX;
+	switch (op->kind) {
+	case OP_PWRITE:
+	case OP_FALLOC:
+	case OP_FPUNCH:
+	case OP_FZERO:
+		break;
+	case OP_COPY_RANGE:
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE_RANGE:
+		if (op->file == op->file2 || f != op->file)
+			return;
+		off = op->arg; /* the destination's range */
+		break;
+	case OP_EXCHANGE_RANGE:
+		if (op->file != op->file2)
+			*from = f == op->file ? op->arg : op->off;
+		return;
+	case OP_FCOLLAPSE:
+	case OP_FINSERT:
+		*from = op->off;
+		return;
+	default:
+		return;
+	}
+	*from = off;
+	*to = op->len > UINT64_MAX - off ? UINT64_MAX : off + op->len;
+}
+
+/* op: the op that ran out of space (TAKE_MATCH: its span, op_span). */
 static int take_one(struct checker *c, int src, unsigned f,
-		    enum take_step step, const uint32_t *keep, int *who)
+		    enum take_step step, const struct op *op,
+		    const uint32_t *keep, int *who)
 {
 	struct target *dst[TARGET_MAX], *from = c->t[src];
 	int idx[TARGET_MAX], failed = 0, ret = 0;
@@ -681,10 +729,14 @@ static int take_one(struct checker *c, int src, unsigned f,
 		ret = target_copy_file_n(dst, n, from, f, c->wbuf, c->chunk,
 					 &failed);
 	} else {
+		uint64_t lo = 0, hi = UINT64_MAX;
+
+		if (op)
+			op_span(op, f, &lo, &hi);
 		for (int k = 0; k < n && !ret; k++) {
 			ret = step == TAKE_CLEAR ? target_clear_file(dst[k], f) :
-			      target_match_file(dst[k], from, f, c->wbuf,
-						c->chunk);
+			      target_match_file(dst[k], from, f, lo, hi,
+						c->wbuf, c->chunk);
 			failed = k;
 		}
 	}
@@ -694,15 +746,17 @@ static int take_one(struct checker *c, int src, unsigned f,
 
 /*
  * One step of every other target taking the files in mask from target
- * src (but what keep[] says a target holds already; NULL: nothing).  A
+ * src (but what keep[] says a target holds already; NULL: nothing; a
+ * match takes only what op_span says op may have changed).  A
  * target that runs out of room is judged (stall_if_full).  0 when every
  * step went through; else *stop is set and the return is what the
  * caller returns: 0 if the checker stalled, else the status of the
  * failure, said as "VERB SRC's FILE WHY failed: ERROR".
  */
 static int take_files(struct checker *c, int src, uint32_t mask,
-		      enum take_step step, const uint32_t *keep,
-		      const char *verb, const char *why, int *stop)
+		      enum take_step step, const struct op *op,
+		      const uint32_t *keep, const char *verb, const char *why,
+		      int *stop)
 {
 	*stop = 1;
 	for (unsigned f = 0; f < OP_MAX_FILES; f++) {
@@ -711,7 +765,7 @@ static int take_files(struct checker *c, int src, uint32_t mask,
 
 		if (!(mask & (1u << f)))
 			continue;
-		ret = take_one(c, src, f, step, keep, &i);
+		ret = take_one(c, src, f, step, op, keep, &i);
 		if (ret == -ENOSPC && stall_if_full(c, i, src, f))
 			return c->stalled ? 0 : c->status;
 		if (ret)
@@ -790,11 +844,11 @@ static int adopt_files(struct checker *c, int src, uint32_t mask,
 	if (mask)
 		c->twin_adopted |= mask | 1u << 31;
 	held_already(c, src, mask, keep);
-	ret = take_files(c, src, mask, TAKE_CLEAR, keep, "adopting", when,
-			 &stop);
+	ret = take_files(c, src, mask, TAKE_CLEAR, NULL, keep, "adopting",
+			 when, &stop);
 	if (!stop)
-		ret = take_files(c, src, mask, TAKE_COPY, keep, "adopting", when,
-				 &stop);
+		ret = take_files(c, src, mask, TAKE_COPY, NULL, keep,
+				 "adopting", when, &stop);
 	return ret;
 }
 
@@ -906,16 +960,18 @@ static int judge_full(struct checker *c, int i, const struct op *op,
 }
 
 /*
- * After an accepted ENOSPC: every other target's files in mask made to
- * read as src's, writing only where they differ (target_match_file).  A
- * target that runs out of room for that too, legitimately, leaves the
- * targets out of step for good: the checker stalls (check_stalled).
+ * After op ran out of space: every other target's files in mask made to
+ * read as src's where op may have left them different (op_span),
+ * writing only where they differ (target_match_file).  A target that
+ * runs out of room for that too, legitimately, leaves the targets out of
+ * step for good: the checker stalls (check_stalled).
  */
-static int match_files(struct checker *c, int src, uint32_t mask)
+static int match_files(struct checker *c, int src, const struct op *op,
+		       uint32_t mask)
 {
 	int stop;
 
-	return take_files(c, src, mask, TAKE_MATCH, NULL, "taking",
+	return take_files(c, src, mask, TAKE_MATCH, op, NULL, "taking",
 			  "after it ran out of space", &stop);
 }
 
@@ -969,7 +1025,7 @@ static int settle_full(struct checker *c, const struct op *op, int64_t *r,
 	mask = 1u << op->file;
 	if (op->kind == OP_EXCHANGE_RANGE)
 		mask |= 1u << op->file2;
-	ret = match_files(c, src, mask);
+	ret = match_files(c, src, op, mask);
 	if (ret)
 		return ret;
 	c->st.enospc++;

@@ -508,13 +508,13 @@ int target_clear_file(struct target *dst, unsigned file)
 }
 
 int target_match_file(struct target *dst, struct target *src, unsigned file,
-		      void *buf, size_t buflen)
+		      uint64_t from, uint64_t to, void *buf, size_t buflen)
 {
 	int64_t size = src->ops->size(src, file), dsize, r;
 	struct op op = { .file = (uint8_t)file };
 	size_t half = buflen / 2;
 	uint8_t *want = buf, *have = want + half;
-	uint64_t off = 0;
+	uint64_t off = from, end;
 
 	if (size < 0 && size != -ENOENT)
 		return (int)size;
@@ -531,9 +531,9 @@ int target_match_file(struct target *dst, struct target *src, unsigned file,
 			return (int)r;
 		dsize = size;
 	}
-	while (off < (uint64_t)dsize) {
-		uint64_t n = (uint64_t)dsize - off < half ?
-			     (uint64_t)dsize - off : half;
+	end = to < (uint64_t)dsize ? to : (uint64_t)dsize;
+	while (off < end) {
+		uint64_t n = end - off < half ? end - off : half;
 		int64_t a = src->ops->read(src, file, off, want, n);
 		int64_t b = dst->ops->read(dst, file, off, have, n);
 		int ret;

@@ -357,14 +357,17 @@ int64_t target_view_same(struct target *t, unsigned file, uint64_t off,
 			 size_t n, const uint8_t *want, struct target *ref,
 			 int *same);
 /*
- * Make file `file` of dst read as src's by writing only where the two
- * differ (runs of 512-byte sectors), after cutting dst down to src's
- * size when it is longer: what a full device can still do, since dst
- * keeps its layout.  buf is scratch of buflen (>= 8192) bytes, split in
- * two.  0 or -errno (-ENOSPC for a short write).
+ * Make bytes [from, to) of file `file` of dst read as src's by writing
+ * only where the two differ (runs of 512-byte sectors), after cutting
+ * dst down to src's size when it is longer, and its size src's: what a
+ * full device can still do, since dst keeps its layout.  Bytes outside
+ * the span are left as they are (0, UINT64_MAX: the whole file).  A file
+ * that exists on one of them only is copied whole.  buf is scratch of
+ * buflen (>= 8192) bytes, split in two.  0 or -errno (-ENOSPC for a
+ * short write).
  */
 int target_match_file(struct target *dst, struct target *src, unsigned file,
-		      void *buf, size_t buflen);
+		      uint64_t from, uint64_t to, void *buf, size_t buflen);
 /* Empty file `file` of dst (truncate to 0) when it exists: what a copy
  * does first, for callers that free every file's space before copying
  * any.  0 or -errno. */
