@@ -25,10 +25,14 @@
  *     at least what the op may need plus a margin (16 allocation units
  *     and 1/32 of the device) still available, and 1 MiB on the device
  *     of the extent maps, the ENOSPC is a bug: a result mismatch.  With
- *     less it is accepted: every other target takes that file as the
- *     full target left it (the one that wrote least, when several ran
- *     out), writing only where they differ, and the run goes on from
- *     there.  Should a target legitimately lack the room even for that,
+ *     less it is accepted: every other target takes the op's range of
+ *     that file (to its end for a shift or an exchange, all of it for
+ *     another op) and its size as the full target left them (the one
+ *     that wrote least, when several ran out), writing only where they
+ *     differ, and the run goes on from there.  Outside that span the
+ *     targets agreed before the op and an op that fails changes nothing
+ *     there: a difference the next verify finds there is a bug, never
+ *     taken over.  Should a target legitimately lack the room even for that,
  *     the targets cannot be brought back in step: the checker stalls
  *     (check_stalled), checks nothing more until a reset, and says so;
  *     the soak starts a new round.  A target without the space call (a
