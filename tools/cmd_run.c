@@ -57,7 +57,9 @@ static const char usage_head[] =
 "in its header and its draw in a comment, and replays as is.  --weights or\n"
 "--no-swarm give the fixed mix of earlier versions (4 files of 256k, ops\n"
 "of 64k, rounds of 100000 ops).  An ENOSPC where the model succeeds is\n"
-"judged by the engine's free space (see `fsoracle replay --help`).\n"
+"judged by the engine's free space: with less room than the op may need\n"
+"and a margin, it is accepted and the others take the file's size and\n"
+"the op's range as the full engine left them; with more, it is a bug.\n"
 "\n"
 "Power cuts: `crash` keeps every write the engine issued (it loses only\n"
 "what it held in memory); `cut POINT SEED` fails the power at the\n"
@@ -446,7 +448,8 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 	if (s->enospc)
 		fprintf(stderr, "  %llu times a target ran out of space "
 			"with too little room left: accepted, the others "
-			"took its file\n", (unsigned long long)s->enospc);
+			"took what it left in the op's range\n",
+			(unsigned long long)s->enospc);
 	if (s->stalls)
 		fprintf(stderr, "  %llu rounds ended early: out of space "
 			"unevenly, the targets could not be brought back "
