@@ -236,11 +236,11 @@ static int engine_cut(struct engine *e, const struct op *op)
 static int engine_power(struct target *t)
 {
 	struct engine *e = to_engine(t);
-	struct hw_crash_info ci;
+	uint64_t lost;
 
-	if (!e->armed || hw_crash_info(e->dev, &ci) || !ci.power_off)
+	if (!e->armed || hw_crash_power_off(e->dev, &lost) != 1)
 		return TARGET_POWER_ON;
-	return ci.lost ? TARGET_POWER_LOST : TARGET_POWER_FAILED;
+	return lost ? TARGET_POWER_LOST : TARGET_POWER_FAILED;
 }
 
 /* The inode of file i; create it when asked and missing. */

@@ -1058,6 +1058,17 @@ int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
 	return 0;
 }
 
+int hw_crash_power_off(struct hw_dev *dev, uint64_t *lost)
+{
+	struct crash_dev *cd = find(dev);
+
+	if (!cd)
+		return -EINVAL;
+	if (lost)
+		*lost = cd->g->lost;
+	return cd->g->power_off;
+}
+
 int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan)
 {
 	struct crash_dev *cd = find(dev);

@@ -352,6 +352,14 @@ int hw_crash_trim(struct hw_dev *dev);
 /* A mark for HW_CUT_MARK: writes issued from now on come after it. */
 int64_t hw_crash_mark(struct hw_dev *dev);
 int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out);
+/*
+ * Whether the power of dev's domain has failed under its plan (1) or not
+ * (0), and in *lost (unless NULL) the I/Os issued since; -EINVAL without
+ * a crash layer.  hw_crash_info() says the same but walks the records to
+ * count them; this does not, for a caller that asks after every op while
+ * a plan is armed (the records of a long run without a flush are many).
+ */
+int hw_crash_power_off(struct hw_dev *dev, uint64_t *lost);
 
 /*
  * ---- The faulty layer -----------------------------------------------

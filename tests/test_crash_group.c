@@ -44,9 +44,15 @@ TEST(crash_group_plan_on_one_device_fails_the_power_on_both)
 {
 	struct hw_crash_plan p = { .fail_at = 2 };
 	struct hw_crash_info ia, ib;
-	struct hw_dev *a, *b;
+	struct hw_dev *a, *b, *plain;
+	uint64_t lost = 99;
 
 	open_pair(&a, &b);
+	CHECK_EQ(hw_crash_power_off(a, &lost), 0);
+	CHECK_EQ(lost, 0);
+	OPEN("mem:64k", plain);
+	CHECK_EQ(hw_crash_power_off(plain, &lost), -EINVAL);
+	hw_close(plain);
 	CHECK_OK(hw_crash_set_plan(a, &p));
 	CHECK_OK(put(a, 0, 0xa1, 0));
 	CHECK_OK(hw_flush(a));                  /* point 1: A1 durable */
@@ -58,9 +64,17 @@ TEST(crash_group_plan_on_one_device_fails_the_power_on_both)
 	CHECK(ia.power_off && ib.power_off);
 	CHECK_EQ(ia.plan_points, 2);
 	CHECK_EQ(ia.devices, 2);
+	CHECK_EQ(hw_crash_power_off(a, &lost), 1);
+	CHECK_EQ(lost, 0);
 	CHECK_OK(put(b, 1, 0xb2, HW_FUA));      /* lost, FUA or not */
 	CHECK_OK(put(a, 2, 0xa3, 0));
 	CHECK_OK(hw_flush(a));                  /* does nothing */
+	/* the quick question says what the records' count says */
+	CHECK_OK(hw_crash_info(b, &ib));
+	CHECK_EQ(hw_crash_power_off(b, &lost), 1);
+	CHECK_EQ(lost, ib.lost);
+	CHECK_EQ(lost, 3);
+	CHECK_EQ(hw_crash_power_off(a, NULL), 1);
 	CHECK_EQ(hw_crash_set_plan(b, NULL), -EBUSY);
 	/* the device still answers until the cut */
 	CHECK_EQ(at(b, 1), 0xb2);
@@ -72,6 +86,8 @@ TEST(crash_group_plan_on_one_device_fails_the_power_on_both)
 	CHECK_EQ(at(b, 1), 0);
 	CHECK_OK(hw_crash_info(a, &ia));
 	CHECK(!ia.power_off && ia.lost == 0 && ia.cuts == 1);
+	CHECK_EQ(hw_crash_power_off(a, &lost), 0);
+	CHECK_EQ(lost, 0);
 	CHECK_OK(hw_crash_info(b, &ib));
 	CHECK_EQ(ib.cuts, 1);
 	hw_close(a);
