@@ -364,8 +364,14 @@ static int zone_reset(struct zoned_dev *zd, uint64_t i)
 	set_cond(zd, i, HW_ZC_EMPTY);
 	zd->st[i].wp = zstart(zd, i);
 	rc = save_zone(zd, i);
-	/* Frees the space; the invariant does not need the zeros. */
-	return rc ? rc : hw_discard(zd->store, zstart(zd, i), zd->cfg.capacity);
+	/* The old bytes stay in the store: the invariant (above) lets the
+	 * store hold anything above the write pointer, and the writes that
+	 * refill the zone overwrite them.  A discard here gave a mem store's
+	 * pages back to the kernel only for the next appends to fault them
+	 * in again: a quarter of a soak whose zones are reclaimed and reset
+	 * all the time.  A reset zone's memory (or file blocks) stays as a
+	 * written zone's does. */
+	return rc;
 }
 
 /* Open, explicitly or to finish it: a zone not open yet needs a slot. */
