@@ -17,6 +17,8 @@
  * tree from its root.
  */
 #include "ref/reflink.h"
+
+#include "base/radix.h"
 #include "ref/refcount.h"
 #include "ref/pcache.h"
 
@@ -251,13 +253,37 @@ struct point {
 	int delta;
 };
 
-static int point_cmp(const void *x, const void *y)
+/*
+ * The 2n ends of the runs as points in order of place, where a run ends
+ * before one starts (-1 before +1): the starts and the ends sorted apart
+ * (radix.h) and merged.  A qsort of the points through a comparison
+ * pointer was a quarter of a reflink soak's time, at every audit.
+ * 0 or -ENOMEM.
+ */
+static int sweep_points(const struct alloc_run *runs, size_t n,
+			struct point *pts)
 {
-	const struct point *a = x, *b = y;
+	uint64_t *st = malloc((2 * n + 1) * sizeof(*st)), *en = st + n;
+	size_t i = 0, j = 0;
+	int err;
 
-	if (a->at != b->at)
-		return a->at < b->at ? -1 : 1;
-	return a->delta - b->delta;
+	if (!st)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		st[k] = runs[k].start;
+		en[k] = runs[k].start + runs[k].len;
+	}
+	err = radix_sort_u64(st, n);
+	if (!err)
+		err = radix_sort_u64(en, n);
+	while (!err && (i < n || j < n)) {
+		if (j < n && (i == n || en[j] <= st[i]))
+			*pts++ = (struct point){ en[j++], -1 };
+		else
+			*pts++ = (struct point){ st[i++], 1 };
+	}
+	free(st);
+	return err;
 }
 
 static int run_cmp(const void *x, const void *y)
@@ -427,11 +453,11 @@ int reflink_audit(struct ref_fs *fs, const struct alloc_run *runs, size_t n,
 
 	if (!pts)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pts[2 * i] = (struct point){ runs[i].start, 1 };
-		pts[2 * i + 1] = (struct point){ runs[i].start + runs[i].len, -1 };
+	err = sweep_points(runs, n, pts);
+	if (err) {
+		free(pts);
+		return err;
 	}
-	qsort(pts, 2 * n, sizeof(*pts), point_cmp);
 	/* Sweep: between two points the owner count is constant. */
 	for (size_t i = 0; n && i + 1 < 2 * n && !err; i++) {
 		uint64_t a = pts[i].at, b = pts[i + 1].at;

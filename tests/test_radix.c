@@ -1,0 +1,81 @@
+/*
+ * test_radix.c - base/radix.h: radix_sort_u64 orders keys as qsort does,
+ * whatever bytes they set (none, only the top one, all), with repeats,
+ * and leaves zero or one key alone.
+ */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/radix.h"
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static uint64_t next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Sort n keys of kind k both ways; 1 when the results are the same,
+ * 0 when they differ, -1 when memory or the sort failed. */
+static int same_as_qsort(size_t n, unsigned kind, uint64_t seed)
+{
+	uint64_t *a = malloc((n + 1) * sizeof(*a));
+	uint64_t *b = malloc((n + 1) * sizeof(*b));
+	int ok = -1;
+
+	if (!a || !b)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = next(&seed);
+
+		a[i] = kind == 0 ? r                   /* every byte        */
+		     : kind == 1 ? r % 7               /* repeats, one byte */
+		     : kind == 2 ? (r & 0xff) << 56    /* only the top byte */
+		     : kind == 3 ? 0                   /* no byte at all    */
+		     : (r % 5) << 40 | (r >> 60);      /* bytes with gaps   */
+	}
+	memcpy(b, a, n * sizeof(*a));
+	qsort(b, n, sizeof(*b), cmp_u64);
+	if (radix_sort_u64(a, n) == 0)
+		ok = memcmp(a, b, n * sizeof(*a)) == 0;
+out:
+	free(a);
+	free(b);
+	return ok;
+}
+
+TEST(radix_sort_orders_keys_as_qsort_does)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 255, 256, 257, 5000 };
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (unsigned kind = 0; kind < 5; kind++)
+			CHECK_MSG(same_as_qsort(sizes[s], kind,
+						0x9e3779b97f4a7c15ull + s) == 1,
+				  "%zu keys of kind %u", sizes[s], kind);
+}
+
+TEST(radix_sort_keeps_every_key)
+{
+	uint64_t v[] = { UINT64_MAX, 0, 1ull << 63, 42, 42, 1, UINT64_MAX - 1 };
+	const uint64_t want[] = { 0, 1, 42, 42, 1ull << 63, UINT64_MAX - 1,
+				  UINT64_MAX };
+
+	CHECK_OK(radix_sort_u64(v, sizeof(v) / sizeof(v[0])));
+	CHECK_MEM(v, want, sizeof(want));
+}
+
+int main(int argc, char **argv)
+{
+	return test_main(argc, argv);
+}
