@@ -673,9 +673,10 @@ static int other_targets(const struct checker *c, int src,
 /*
  * The bytes of file f that an op which ran out of space on some targets
  * may have left different between them, as [*from, *to): the range it
- * writes in f; from there to the end for a shift (collapse, insert) or
- * an exchange (whose last unit may pass the length); the whole file for
- * any other op, and for a range op within one file.  The targets agreed
+ * writes in f; from there to the end for a shift (collapse, insert), an
+ * exchange (whose last unit may pass the length) and a clone or dedupe
+ * of length 0 (to the source's EOF); the whole file for any other op,
+ * and for a range op within one file.  The targets agreed
  * on the rest before the op (or differ there by a bug the next verify
  * reports), and an op that fails or comes up short changes nothing
  * outside its range: so an accepted ENOSPC takes that span only, never
@@ -699,7 +700,10 @@ static void op_span(const struct op *op, unsigned f, uint64_t *from,
 	case OP_DEDUPE_RANGE:
 		if (op->file == op->file2 || f != op->file)
 			return;
-		off = op->arg; /* the destination's range */
+		*from = op->arg; /* the destination's range */
+		if (op->len == 0 && op->kind != OP_COPY_RANGE)
+			return; /* a remap of length 0: to the source's EOF */
+		off = op->arg;
 		break;
 	case OP_EXCHANGE_RANGE:
 		if (op->file != op->file2)

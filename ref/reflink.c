@@ -622,12 +622,22 @@ static int share_blocks(struct ref_fs *fs, struct ref_inode *dip, uint64_t dfb,
 						n, 0 };
 
 			err = refcount_adjust(&t, m.startblk, n, 1, NULL, NULL);
-			if (!err)
-				err = reflink_log_roots(fs);
+			if (err)
+				break;
+			err = reflink_log_roots(fs);
 			if (!err)
 				err = bmap_map(fs, dip, &m);
-			if (!err)
-				err = inode_log(fs, dip);
+			if (err) {
+				/* not shared after all (a map insert that
+				 * found no room changes nothing): the owner
+				 * counted goes back, and no block is freed,
+				 * the source still owns them all */
+				if (!refcount_adjust(&t, m.startblk, n, -1, NULL,
+						     NULL))
+					reflink_log_roots(fs);
+				break;
+			}
+			err = inode_log(fs, dip);
 			if (!err)
 				err = tx_maybe_roll(fs);
 		}
