@@ -587,11 +587,38 @@ int bmap_unmap_keep(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
  * record moves in one step and the transaction may roll between steps
  * that leave no rt extent of a realtime file half moved.
  */
+/*
+ * The record inserts that moving e and the records after it in the
+ * shift's order take until an edge falls on an rt extent boundary again
+ * (n >= 1): the records of a realtime file may split an rt extent, and
+ * the shift must not stop inside one.  One for every record of a plain
+ * file, whose unit is a block.
+ */
+static int group_inserts(struct bt_tree *t, struct ref_extent e,
+			 uint64_t from, uint64_t unit, bool up, unsigned *n)
+{
+	*n = 1;
+	while (up ? e.fileoff > from && e.fileoff % unit :
+		    (e.fileoff + e.len) % unit) {
+		int err = up ? get_le(t, e.fileoff - 1, &e) :
+			       get_ge(t, e.fileoff + e.len, &e);
+
+		if (err == -ENOENT)
+			break;
+		if (err)
+			return err;
+		if (up && e.fileoff + e.len <= from)
+			break;
+		++*n;
+	}
+	return 0;
+}
+
 int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 	       uint64_t delta, bool up)
 {
 	uint64_t cur = up ? UINT64_MAX : from, unit = file_unit(fs, ip);
-	bool first = true;
+	bool first = true, whole = true;
 	struct bt_tree t;
 	int err;
 
@@ -619,9 +646,19 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		 * a split inserts its tail).  Without the blocks for it,
 		 * stop before the delete, not after: the records moved so
 		 * far stay moved, none is lost, and the caller gets -ENOSPC.
+		 * Where a realtime file's rt extent spans several records,
+		 * the room for all of them is asked before the first moves
+		 * (group_inserts), so no rt extent is left half moved.
 		 */
-		if (!bmap_can_insert(fs, ip, 1))
-			return -ENOSPC;
+		if (whole) {
+			unsigned n;
+
+			err = group_inserts(&t, e, from, unit, up, &n);
+			if (err)
+				return err;
+			if (!bmap_can_insert(fs, ip, n))
+				return -ENOSPC;
+		}
 		if (up && orig < from) {
 			struct ref_extent tail = { from + delta,
 						   e.startblk + (from - orig),
@@ -658,7 +695,8 @@ int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 		}
 		if (!err)
 			err = inode_log(fs, ip);
-		if (!err && edge % unit == 0)
+		whole = edge % unit == 0;
+		if (!err && whole)
 			err = tx_maybe_roll(fs);
 		if (err || last)
 			return err;
