@@ -1,7 +1,7 @@
 /*
- * radix.c - LSD radix sort of 64-bit keys (radix.h): one counting pass
+ * radix.c - LSD radix order of 64-bit keys (radix.h): one counting pass
  * a byte, from the lowest, over only the bytes below the highest one any
- * key sets; each pass is stable, so the order is the keys' order.
+ * key sets; each pass is stable, so equal keys keep their places' order.
  */
 #include "base/radix.h"
 
@@ -9,24 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-int radix_sort_u64(uint64_t *v, size_t n)
+int radix_order_u64(const uint64_t *key, size_t n, uint32_t *ord)
 {
-	uint64_t *t, *from = v, *to, top = 0;
+	uint32_t *t, *from = ord, *to;
+	uint64_t top = 0;
 
+	if (n > UINT32_MAX)
+		return -EOVERFLOW;
+	for (size_t i = 0; i < n; i++) {
+		ord[i] = (uint32_t)i;
+		top |= key[i];
+	}
 	if (n < 2)
 		return 0;
 	t = malloc(n * sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	to = t;
-	for (size_t i = 0; i < n; i++)
-		top |= v[i];
 	for (unsigned sh = 0; sh < 64 && top >> sh; sh += 8) {
 		size_t at[256] = { 0 }, sum = 0;
-		uint64_t *swap;
+		uint32_t *swap;
 
 		for (size_t i = 0; i < n; i++)
-			at[from[i] >> sh & 255]++;
+			at[key[i] >> sh & 255]++; /* the count: any order */
 		for (unsigned d = 0; d < 256; d++) {
 			size_t c = at[d];
 
@@ -34,13 +39,28 @@ int radix_sort_u64(uint64_t *v, size_t n)
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			to[at[from[i] >> sh & 255]++] = from[i];
+			to[at[key[from[i]] >> sh & 255]++] = from[i];
 		swap = from;
 		from = to;
 		to = swap;
 	}
-	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
+	if (from != ord)
+		memcpy(ord, from, n * sizeof(*ord));
 	free(t);
 	return 0;
+}
+
+int radix_sort_u64(uint64_t *v, size_t n)
+{
+	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
+	uint64_t *out = malloc((n ? n : 1) * sizeof(*out));
+	int err = ord && out ? radix_order_u64(v, n, ord) : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++)
+		out[i] = v[ord[i]];
+	if (!err)
+		memcpy(v, out, n * sizeof(*v));
+	free(ord);
+	free(out);
+	return err;
 }

@@ -700,10 +700,11 @@ static void op_span(const struct op *op, unsigned f, uint64_t *from,
 	case OP_DEDUPE_RANGE:
 		if (op->file == op->file2 || f != op->file)
 			return;
-		*from = op->arg; /* the destination's range */
-		if (op->len == 0 && op->kind != OP_COPY_RANGE)
-			return; /* a remap of length 0: to the source's EOF */
-		off = op->arg;
+		off = op->arg; /* the destination's range */
+		if (op->len == 0 && op->kind != OP_COPY_RANGE) {
+			*from = off; /* a remap of length 0: to the source's EOF */
+			return;
+		}
 		break;
 	case OP_EXCHANGE_RANGE:
 		if (op->file != op->file2)

@@ -399,11 +399,6 @@ static int write_piece(struct target *dst, unsigned file, uint64_t off,
 	return (uint64_t)r < n ? -ENOSPC : 0; /* a short write: out of space */
 }
 
-int target_bytes_zero(const uint8_t *p, size_t n)
-{
-	return zeros_all(p, n);
-}
-
 /*
  * Write the runs of sectors of buf (file bytes [off, off+n)) that are
  * not zero, or with old (what dst holds there) that differ from it.
@@ -421,7 +416,7 @@ static int write_runs(struct target *dst, unsigned file, uint64_t off,
 			q = end;
 		k = (size_t)(q - p);
 		if (old ? memcmp(buf + (p - off), old + (p - off), k) != 0 :
-			  !target_bytes_zero(buf + (p - off), k)) {
+			  !zeros_all(buf + (p - off), k)) {
 			if (run == UINT64_MAX)
 				run = p;
 		} else if (run != UINT64_MAX) {
@@ -583,7 +578,7 @@ static int same_or_zero(const uint8_t *p, const uint8_t *q, size_t n)
 {
 	if (p && q)
 		return memcmp(p, q, n) == 0;
-	return p || q ? target_bytes_zero(p ? p : q, n) : 1;
+	return p || q ? zeros_all(p ? p : q, n) : 1;
 }
 
 static int same_as_ref(struct view_cmp *v, uint64_t off, const uint8_t *p,

@@ -225,9 +225,6 @@ struct target_env {
 				     unsupported                            */
 };
 
-/* 1 when the n bytes at p are all zero (n == 0 included). */
-int target_bytes_zero(const uint8_t *p, size_t n);
-
 /* Constructors.  0 or -errno with one line in err. */
 int model_target_new(uint32_t blocksize, struct target **out);
 int host_target_new(const char *dir, struct target **out, char *err,

@@ -24,6 +24,7 @@
 #include "harness/target.h"
 
 #include "base/park.h"
+#include "base/zeros.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -208,7 +209,7 @@ static int mf_write(struct mfile *f, uint64_t off, const void *buf,
 		uint64_t n = min64(len, CHUNK - co);
 		uint8_t *c = chunk_at(f, ci);
 
-		if (!c && target_bytes_zero(p, (size_t)n)) {
+		if (!c && zeros_all(p, (size_t)n)) {
 			p += n;
 			off += n;
 			len -= n;

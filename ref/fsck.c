@@ -15,6 +15,8 @@
  * memory only).
  */
 #include "ref/ref_internal.h"
+
+#include "base/radix.h"
 #include "ref/pcache.h"
 #include "ref/reflink.h"
 
@@ -84,46 +86,23 @@ static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
 
 /*
  * The order of l's references by start (*out: their places in l, n of
- * them), sorted a byte of the start at a time from the lowest (LSD radix:
- * stable, so equal starts keep their places' order), over only the bytes
- * some start has.  qsort's calls through a comparison pointer were a
- * fortieth of a soak.
+ * them; radix.h: stable, so equal starts keep their places' order).
+ * qsort's calls through a comparison pointer were a fortieth of a soak.
  */
 static int run_order(const struct run_list *l, uint32_t **out)
 {
 	size_t n = l->n;
-	uint32_t *ord = malloc((n ? 2 * n : 1) * sizeof(*ord));
-	uint32_t *k = ord, *t = ord + n;
-	uint64_t top = 0;
+	uint64_t *start = malloc((n ? n : 1) * sizeof(*start));
+	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
+	int err = start && ord ? 0 : -ENOMEM;
 
 	*out = ord;
-	if (!ord || n > UINT32_MAX)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		k[i] = (uint32_t)i;
-		top |= l->v[i].start;
-	}
-	for (unsigned sh = 0; sh < 64 && top >> sh; sh += 8) {
-		size_t at[256] = { 0 }, sum = 0;
-		uint32_t *swap;
-
-		for (size_t i = 0; i < n; i++)
-			at[l->v[i].start >> sh & 255]++;
-		for (unsigned d = 0; d < 256; d++) {
-			size_t c = at[d];
-
-			at[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			t[at[l->v[k[i]].start >> sh & 255]++] = k[i];
-		swap = k;
-		k = t;
-		t = swap;
-	}
-	if (k != ord)
-		memcpy(ord, k, n * sizeof(*ord));
-	return 0;
+	for (size_t i = 0; !err && i < n; i++)
+		start[i] = l->v[i].start;
+	if (!err)
+		err = radix_order_u64(start, n, ord);
+	free(start);
+	return err == -EOVERFLOW ? -ENOMEM : err;
 }
 
 /*

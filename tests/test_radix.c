@@ -1,7 +1,8 @@
 /*
  * test_radix.c - base/radix.h: radix_sort_u64 orders keys as qsort does,
  * whatever bytes they set (none, only the top one, all), with repeats,
- * and leaves zero or one key alone.
+ * and leaves zero or one key alone; radix_order_u64 keeps equal keys in
+ * their places' order.
  */
 #include "test.h"
 
@@ -73,6 +74,17 @@ TEST(radix_sort_keeps_every_key)
 
 	CHECK_OK(radix_sort_u64(v, sizeof(v) / sizeof(v[0])));
 	CHECK_MEM(v, want, sizeof(want));
+}
+
+TEST(radix_order_keeps_equal_keys_in_their_places_order)
+{
+	const uint64_t key[] = { 5, 1ull << 40, 5, 0, 5, 1ull << 40, 0 };
+	const uint32_t want[] = { 3, 6, 0, 2, 4, 1, 5 };
+	uint32_t ord[7];
+
+	CHECK_OK(radix_order_u64(key, 7, ord));
+	CHECK_MEM(ord, want, sizeof(want));
+	CHECK_OK(radix_order_u64(key, 0, ord));
 }
 
 int main(int argc, char **argv)
