@@ -455,6 +455,11 @@ static int audit_node(struct pcache *pc, struct pc_map *m,
 	if (count == 0)
 		BAD(pc, "map %llu: empty node at base %llu",
 		    (unsigned long long)m->id, (unsigned long long)n->base);
+	if (used != n->used)
+		BAD(pc, "map %llu: node at base %llu says slots %#llx are used; "
+		    "its slots hold %#llx", (unsigned long long)m->id,
+		    (unsigned long long)n->base, (unsigned long long)n->used,
+		    (unsigned long long)used);
 	if (count != n->count || values != n->nr_values)
 		BAD(pc, "map %llu: node at base %llu counts %u entries, %u values; "
 		    "its slots hold %u, %u", (unsigned long long)m->id,

@@ -68,6 +68,7 @@ struct pc_node {
 	struct pc_map *map;
 	uint64_t base;             /* index of slot 0's first entry    */
 	uint64_t marks[PC_NMARKS];
+	uint64_t used;             /* bit i: slots[i] is not 0         */
 	uint8_t shift, offset, count, nr_values;
 	bool on_shadow_list;
 	uintptr_t slots[PC_SLOTS];

@@ -171,6 +171,7 @@ struct pc_node *pci_delete_empty(struct pcache *pc, struct pc_map *m,
 			return NULL;
 		}
 		parent->slots[off] = 0;
+		parent->used &= ~(1ull << off);
 		parent->count--;
 		for (unsigned k = 0; k < PC_NMARKS; k++)
 			if (parent->marks[k] & (1ull << off))
@@ -216,6 +217,7 @@ void pci_leaf_set(struct pcache *pc, struct pc_node *n, unsigned off,
 	m->nrpages += (uint64_t)pc_is_page(e) - pc_is_page(old);
 	m->nrshadows += (uint64_t)pc_is_value(e) - pc_is_value(old);
 	n->slots[off] = e;
+	n->used = (n->used & ~(1ull << off)) | (uint64_t)(e != 0) << off;
 	if (pc_is_page(e)) {
 		to_page(e)->leaf = n;
 		to_page(e)->map = m;
@@ -251,6 +253,7 @@ int pci_walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 		if (!top)
 			return -ENOMEM;
 		top->slots[0] = mk_node(n);
+		top->used = 1;
 		top->count = 1;
 		for (unsigned k = 0; k < PC_NMARKS; k++)
 			if (n->marks[k])
@@ -279,6 +282,7 @@ int pci_walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 		if (!child)
 			return -ENOMEM;
 		n->slots[off] = mk_node(child);
+		n->used |= 1ull << off;
 		n->count++;
 		pci_shadow_update(pc, n);
 		n = child;
@@ -408,13 +412,7 @@ static unsigned next_bit(uint64_t w, unsigned from)
 /* Slots of n that hold an entry (mark < 0) or carry mark. */
 static uint64_t slot_bits(const struct pc_node *n, int mark)
 {
-	uint64_t w = 0;
-
-	if (mark >= 0)
-		return n->marks[mark];
-	for (unsigned i = 0; i < PC_SLOTS; i++)
-		w |= (uint64_t)(n->slots[i] != 0) << i;
-	return w;
+	return mark >= 0 ? n->marks[mark] : n->used;
 }
 
 /*

@@ -47,6 +47,17 @@ static inline void link_add(struct pc_link *head, struct pc_link *l)
 
 /* ---- the index's inner calls (pcache_index.c) ---- */
 
+/* The first slot of n at or after from that holds an entry (its used
+ * word), or fan when none below fan does. */
+static inline unsigned pci_next_used(const struct pc_node *n, unsigned from,
+				     unsigned fan)
+{
+	uint64_t w = from >= 64 ? 0 : n->used & (~0ull << from);
+	unsigned b = w ? (unsigned)__builtin_ctzll(w) : 64;
+
+	return b < fan ? b : fan;
+}
+
 /* The leaf of index, creating the path when create (else *leaf NULL). */
 int  pci_walk(struct pcache *pc, struct pc_map *m, uint64_t index,
 	      bool create, struct pc_node **leaf);

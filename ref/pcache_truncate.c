@@ -120,8 +120,7 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 
 		/* step to the next entry: up when a node is done, down the
 		 * first non-empty slot (each node entered is a visit) */
-		while (off < FSLOTS(pc) && !n->slots[off])
-			off++;
+		off = pci_next_used(n, off, FSLOTS(pc));
 		if (off == FSLOTS(pc)) {
 			if (n->shift == 0)
 				pci_shadow_update(pc, n);
@@ -170,6 +169,7 @@ int pc_truncate_batched(struct pcache *pc, struct pc_map *m, uint64_t start,
 				pci_mark_clear(pc, n, off, k);
 		}
 		n->slots[off] = 0;
+		n->used &= ~(1ull << off);
 		n->count--;
 		n->nr_values = (uint8_t)(n->nr_values - pc_is_value(e));
 		m->nrpages -= pc_is_page(e);

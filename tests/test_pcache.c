@@ -995,6 +995,14 @@ TEST(pcache_audit_catches_entries_and_marks_past_a_small_fanout)
 	CHECK(audit_says(g.fs, "mark 2 of node slot 4 does not match its child"));
 	leaf->marks[PC_TOWRITE] &= ~1ull;
 	CHECK_OK(ref_audit(g.fs, say, NULL));
+	/* the used word the walks skip empty slots by says what the slots
+	 * hold: a bit lost would hide an entry from them */
+	CHECK_EQ(leaf->used, 0xfull);
+	leaf->used &= ~2ull;
+	CHECK(audit_says(g.fs, "node at base 4 says slots 0xd are used; its "
+			 "slots hold 0xf"));
+	leaf->used |= 2ull;
+	CHECK_OK(ref_audit(g.fs, say, NULL));
 	/* above the leaves only nodes */
 	root->slots[2] = pc_mk_value(1);
 	CHECK(audit_says(g.fs, "entry above the leaves at 8"));
