@@ -190,7 +190,7 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	/* rtextsize without, reflink with a realtime device; pmem blocks */
 	if (o && ref_mkfs_check(o, dev, o->rtdev, NULL, 0))
 		return -EINVAL;
-	l->total = hw_size(dev) / l->bs;
+	l->total = data_dev_bytes(dev) / l->bs;
 	l->ninodes = o && o->inodes ? o->inodes : 1024;
 	l->maxrecs = o ? o->btree_maxrecs : 0;
 	if (l->maxrecs && l->maxrecs < 4)

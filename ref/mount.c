@@ -122,10 +122,12 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 		fs->ipb = 1;
 	bpb = (uint64_t)(bs - BM_HDR_SIZE) * 8;
 	fs->bpb = bpb;
-	devblocks = hw_size(fs->dev) / bs;
+	devblocks = data_dev_bytes(fs->dev) / bs;
 
 	if (fs->total > devblocks)
-		why = "filesystem larger than the device";
+		why = hw_caps(fs->dev) & HW_CAP_ZONED ?
+		      "filesystem larger than the device's conventional zones" :
+		      "filesystem larger than the device";
 	else if (fs->jstart != 2 || fs->jlen < 64 || fs->itab != 2 + (uint64_t)fs->jlen)
 		why = "bad journal geometry";
 	else if (fs->ninodes == 0 ||

@@ -556,6 +556,16 @@ uint64_t zoned_max_alloc(const struct ref_fs *fs);
 /* rt blocks new data may still be given (delalloc reservations). */
 uint64_t zoned_free_blocks(const struct ref_fs *fs);
 
+/* Bytes of a data device the filesystem may span: on a zoned device its
+ * conventional zones only (metadata is written in place, and a
+ * sequential zone takes writes only at its write pointer). */
+static inline uint64_t data_dev_bytes(const struct hw_dev *dev)
+{
+	if (hw_caps(dev) & HW_CAP_ZONED)
+		return (uint64_t)dev->geo.nr_conv * dev->geo.zone_size;
+	return hw_size(dev);
+}
+
 static inline uint64_t fs_blocks_roundup(const struct ref_fs *fs, uint64_t bytes)
 {
 	return (bytes + fs->bs - 1) >> fs->bshift;

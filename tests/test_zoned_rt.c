@@ -199,6 +199,48 @@ TEST(zoned_rt_full_device_is_enospc_and_stays_consistent)
 }
 
 /*
+ * A zoned data device: the filesystem spans its conventional zones only
+ * (4 of 8 zones of 1 MiB here), so a file filling it runs out of space
+ * there instead of writing in place into a sequential zone (-EIO); one
+ * with no conventional zone cannot be formatted.
+ */
+TEST(zoned_data_device_spans_only_its_conventional_zones)
+{
+	struct efs z;
+	struct ref_statfs st;
+	struct hw_dev *d;
+	struct ref_mkfs_opts o = { .journal_blocks = 64 };
+	char err[256];
+	uint8_t buf[BS];
+	uint64_t ino;
+	int64_t r = 0;
+
+	CHECK_OK(e_new(&z, "zoned:mem,size=8m,zone=1m,conv=4", NULL, 0));
+	CHECK_OK(ref_statfs(z.fs, &st));
+	CHECK_EQ(st.total_blocks, (4u << 20) / BS);
+	CHECK_OK(e_file(&z, "f", &ino));
+	memset(buf, 0x5a, sizeof(buf));
+	for (uint64_t off = 0; off < (8u << 20); off += sizeof(buf)) {
+		r = ref_pwrite(z.fs, ino, buf, sizeof(buf), off);
+		if (r != (int64_t)sizeof(buf))
+			break;
+	}
+	CHECK_EQ(r, -ENOSPC);
+	CHECK_OK(ref_fsync(z.fs, ino));
+	CHECK_MSG(audit(z.fs) == 0, "%s", msgs);
+	CHECK_OK(ref_unmount(z.fs));
+	z.fs = NULL;
+	CHECK_MSG(fsck(&z) == 0, "%s", msgs);
+	CHECK_OK(e_mount(&z));
+	CHECK_MSG(audit(z.fs) == 0, "%s", msgs);
+	e_close(&z);
+
+	CHECK_OK(hw_open("zoned:mem,size=8m,zone=1m", &d, err, sizeof(err)));
+	CHECK(ref_mkfs(d, &o) != 0);
+	hw_close(d);
+}
+
+/*
  * The audit is not blind to zones: resetting a zone that holds live data
  * behind the filesystem's back leaves allocated rt extents above its
  * write pointer, and fsck says so.
