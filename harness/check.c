@@ -860,8 +860,12 @@ static int adopt_files(struct checker *c, int src, uint32_t mask,
 /* The margin an ENOSPC is judged with (check.h): 16 units and 1/32. */
 #define FULL_MARGIN_UNITS 16u
 #define FULL_MARGIN_SHIFT 5
-/* ... and the room extent maps and the log may need on their device. */
+/* ... and the room extent maps and the log may need on their device:
+ * 1 MiB, or 64 of its blocks where they are large (an engine keeps a
+ * block count back for its trees' splits: at 64 KiB a block, 1 MiB is
+ * only 16 of them). */
 #define FULL_META_MARGIN ((uint64_t)1 << 20)
+#define FULL_META_BLOCKS 64u
 /* Bytes a partial change of a compressed extent may rewrite plain. */
 #define COMPRESSED_PIECE ((uint64_t)128 << 10)
 
@@ -917,7 +921,7 @@ static enum full_verdict judge_one(struct checker *c, int i,
 {
 	struct target *t = c->t[i];
 	struct target_space sp = { 0 };
-	uint64_t len, need, margin;
+	uint64_t len, need, margin, meta_margin;
 
 	/* no answer (-EOPNOTSUPP: no limit to tell; -EIO: no filesystem
 	 * mounted any more) leaves the plain mismatch to report */
@@ -927,8 +931,11 @@ static enum full_verdict judge_one(struct checker *c, int i,
 	need = op_need(op, len, sp.unit);
 	margin = FULL_MARGIN_UNITS * (uint64_t)sp.unit +
 		 (sp.capacity >> FULL_MARGIN_SHIFT);
+	meta_margin = FULL_META_BLOCKS * (uint64_t)sp.meta_block;
+	if (meta_margin < FULL_META_MARGIN)
+		meta_margin = FULL_META_MARGIN;
 	if (sp.avail < need + margin ||
-	    sp.meta_avail < FULL_META_MARGIN + op_meta_need(op, len, &sp))
+	    sp.meta_avail < meta_margin + op_meta_need(op, len, &sp))
 		return FULL_OK;
 	snprintf(why, whylen, "%s: %llu bytes available, the op needs at most "
 		 "%llu (+ margin %llu)", op_file_name(&c->log, file),

@@ -133,6 +133,28 @@ TEST(an_exchange_is_judged_with_room_for_its_extent_trees)
 }
 
 /*
+ * The room for extent maps is judged in blocks where blocks are large:
+ * at 64 KiB a block, 1 MiB is 16 of them, fewer than the engine keeps
+ * back for its trees (the B+tree reserve and the floor a delalloc
+ * write's mappings need), so a realtime file's first delalloc write on a
+ * 6 MiB data device was refused with 1.7 MiB free and reported as a bug.
+ */
+TEST(a_metadata_margin_counts_blocks_where_they_are_large)
+{
+	static const char big_blocks[] =
+		"#! fsoracle dev=mem:6m rt=mem:4m mkfs=bs=64k,journal=64,"
+		"inodes=64 mount=data=writeback,delalloc,compress=zstd\n"
+		"chattr +rc\nfile f1\nchattr +rc\nfile f2\nchattr +r\n"
+		"file f3\nchattr +r\nfile f0\npwrite 80384 424\n";
+	struct rig r;
+
+	CHECK_OK(rig_open(&r, "engine,naive,model", big_blocks));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
+	CHECK(check_stats(r.c)->enospc > 0);
+	rig_close(&r);
+}
+
+/*
  * An accepted ENOSPC makes the others take what the op may have left
  * different (its range), not the whole file: bytes the targets held
  * differently before it, elsewhere in the file, are a bug the next
