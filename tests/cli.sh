@@ -100,6 +100,24 @@ expect_status 4 "fsck corrupted" -- run fsck "file:$tmp/bad"
 expect_grep "$tmp/err" 'corrupt|checksum' "corruption message"
 expect_status 4 "io corrupted" -- run io "file:$tmp/bad" -c stat
 
+# --- a crash or remount whose mount fails leaves no filesystem: the words
+#     that call the engine themselves (stat, bmap, statfs, ...) say so
+#     instead of following a null one (they crashed).  The superblock's
+#     nth read fails, for every n up to past the mount after the crash
+seen=
+for n in $(seq 1 12); do
+	run io "faulty[read=$n,off=0,len=512,sticky]:mem:64m" -c "pwrite 0 4k" -c crash \
+		-c stat -c statx -c lsattr -c "chattr +j" -c statfs -c counters -c bmap \
+		-c fiemap -c "seek -d 0" -c "copy_range f0" -c "dedupe f0 0 0 4k" \
+		>"$tmp/out" 2>"$tmp/err"
+	st=$?
+	if [ "$st" -ge 1 ] && [ "$st" -le 4 ]; then ok; else
+		bad "io after a failed mount (read=$n): exit $st"; head -3 "$tmp/err"; fi
+	grep -q '^crash: Input/output error$' "$tmp/err" && seen=1 && cp "$tmp/err" "$tmp/err.crash"
+done
+[ -n "$seen" ] && ok || bad "no read fault made the mount after the crash fail"
+expect_grep "$tmp/err.crash" '^stat: Input/output error$' "stat without a filesystem says why"
+
 # --- bad input: a clear line, non-zero at the end; as xfs_io, the other
 #     commands still run (the pwrite before the unknown word, the stat
 #     after it)

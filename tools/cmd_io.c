@@ -862,6 +862,19 @@ static int w_help(struct io *io, int argc, char **argv)
 	return IO_OK;
 }
 
+/*
+ * 1 for a word that needs no filesystem or reaches it only through the
+ * target's ops, which answer -EIO when a crash or remount failed to
+ * mount one again (and where crash and remount try again).  The other
+ * words call the engine themselves and need one mounted.
+ */
+static int through_target(const struct word *w)
+{
+	return w->fn == w_op || w->fn == w_open || w->fn == w_pwrite ||
+	       w->fn == w_pread || w->fn == w_sync_range ||
+	       w->fn == w_fadvise || w->fn == w_help || w->fn == w_quit;
+}
+
 /* Run one -c command.  *quit set by `quit`. */
 static int run_cmd(struct io *io, const char *cmd, int *quit)
 {
@@ -892,6 +905,8 @@ static int run_cmd(struct io *io, const char *cmd, int *quit)
 	}
 	if (w->fn == w_quit)
 		*quit = 1;
+	if (!engine_target_fs(io->t) && !through_target(w))
+		return io_fail(w->name, -EIO);
 	return w->fn(io, argc, argv);
 }
 
