@@ -181,7 +181,7 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 		       struct layout *l)
 {
 	uint32_t ipb;
-	uint64_t bpb;
+	uint64_t bpb, itablen;
 	int err;
 
 	l->bs = o && o->blocksize ? o->blocksize : 4096;
@@ -212,8 +212,12 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	ipb = l->bs / INODE_SIZE - 1;
 	if (ipb == 0)
 		ipb = 1; /* 512-byte blocks: one inode after the header */
-	l->itablen = (l->ninodes + ipb - 1) / ipb;
+	/* in 64 bits: near UINT32_MAX inodes the sum wraps to a tiny table */
+	itablen = ((uint64_t)l->ninodes + ipb - 1) / ipb;
 	l->itab = 2 + (uint64_t)l->jlen;
+	if (itablen >= l->total)
+		return -ENOSPC;
+	l->itablen = (uint32_t)itablen;
 	bpb = (uint64_t)(l->bs - BM_HDR_SIZE) * 8;
 	err = rt_layout(o, bpb, l);
 	if (err)

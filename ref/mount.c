@@ -131,7 +131,7 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 	else if (fs->jstart != 2 || fs->jlen < 64 || fs->itab != 2 + (uint64_t)fs->jlen)
 		why = "bad journal geometry";
 	else if (fs->ninodes == 0 ||
-		 fs->itablen != (fs->ninodes + fs->ipb - 1) / fs->ipb)
+		 fs->itablen != ((uint64_t)fs->ninodes + fs->ipb - 1) / fs->ipb)
 		why = "bad inode table geometry";
 	else if (fs->bmap != fs->itab + fs->itablen + rtbmaplen)
 		why = "bad bitmap location";

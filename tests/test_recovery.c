@@ -283,4 +283,37 @@ TEST(a_logged_superblock_with_another_geometry_is_refused)
 	hw_close(d);
 }
 
+/*
+ * An inode count near 2^32 made the inode table's block count wrap in
+ * 32 bits, (ninodes + ipb - 1) / ipb, to 0: mkfs formatted a 4 MiB
+ * device with 4294967295 inodes and no table, and every mount then
+ * failed with "out of memory".  mkfs must refuse the count (no room for
+ * the table), and a superblock that says so, checksum and all, is a
+ * corruption at mount and fsck.
+ */
+TEST(an_inode_count_near_2_to_the_32_does_not_wrap_the_table_size)
+{
+	struct ref_mkfs_opts mo = { .blocksize = 4096, .journal_blocks = 64 };
+	static const uint32_t counts[] = { UINT32_MAX, UINT32_MAX - 13 };
+	struct hw_dev *d = NULL;
+	struct ref_fs *fs;
+	uint8_t sb[HDR_SECTOR];
+
+	CHECK_OK(hw_open("mem:4m", &d, NULL, 0));
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		mo.inodes = counts[i];
+		CHECK_EQ(ref_mkfs(d, &mo), -ENOSPC);
+	}
+	mo.inodes = 16;
+	CHECK_OK(ref_mkfs(d, &mo));
+	CHECK_OK(hw_read(d, 0, sb, sizeof(sb)));
+	put32(sb + SB_NINODES, UINT32_MAX);
+	put32(sb + SB_ITABLEN, 0);
+	blk_set_crc(sb, HDR_SECTOR);
+	CHECK_OK(hw_write(d, 0, sb, sizeof(sb), 0));
+	CHECK_EQ(ref_fsck(d, quiet, NULL), -EFSCORRUPTED);
+	CHECK_EQ(ref_mount(d, NULL, &fs), -EFSCORRUPTED);
+	hw_close(d);
+}
+
 int main(int argc, char **argv) { return test_main(argc, argv); }
