@@ -453,6 +453,15 @@ expect_status 2 "cutall bad device" -- run cutall --device tape "$tmp/cut.ops"
 expect_status 2 "cutall --point with two logs" -- run cutall --point 1 "$tmp/cut.ops" "$tmp/cut.ops"
 printf 'pwrite 0 12q\n' >"$tmp/bad.ops"
 expect_status 2 "cutall an unreadable log" -- run cutall --device mem "$tmp/bad.ops"
+# a directory without .ops files is refused, not read as no logs given
+# (which ran the default corpus of the current directory instead)
+mkdir -p "$tmp/no-logs/corpus/regressions" "$tmp/no-logs/fuzz/seeds" "$tmp/empty"
+cp "$tmp/cut.ops" "$tmp/no-logs/corpus/regressions/"
+cp "$tmp/cut.ops" "$tmp/no-logs/fuzz/seeds/"
+fso_abs=$(cd "$(dirname "$FSO")" && pwd)/$(basename "$FSO")
+in_no_logs() { (cd "$tmp/no-logs" && FSO=$fso_abs run "$@"); }
+expect_status 2 "cutall a directory without logs" -- in_no_logs cutall --device mem --subsets 0 "$tmp/empty"
+expect_grep "$tmp/err" "empty: a directory without \\.ops files" "cutall says the directory has no logs"
 
 # --- the version, `help CMD` as `CMD --help`, and the manual page made
 #     from the help texts (docs/mkman.sh --check fails when they drift)

@@ -123,6 +123,11 @@ static int add_arg(struct paths *ps, const char *arg)
 		errmsg("%s: %s", arg, strerror(errno));
 		return -ENOENT;
 	}
+	if (n == 0) { /* else no log at all would run the default corpus */
+		free(list);
+		errmsg("%s: a directory without .ops files", arg);
+		return -ENOENT;
+	}
 	for (int i = 0; i < n; i++) {
 		char path[4096];
 
