@@ -453,6 +453,14 @@ expect_status 2 "cutall bad device" -- run cutall --device tape "$tmp/cut.ops"
 expect_status 2 "cutall --point with two logs" -- run cutall --point 1 "$tmp/cut.ops" "$tmp/cut.ops"
 printf 'pwrite 0 12q\n' >"$tmp/bad.ops"
 expect_status 2 "cutall an unreadable log" -- run cutall --device mem "$tmp/bad.ops"
+# a header asking for options that cannot be, and a point the log does
+# not have, are bad input as in replay (they were exit 3, a run that
+# could not be set up)
+printf '#! fsoracle mkfs=bs=3\nfsync\n' >"$tmp/badhdr.ops"
+expect_status 2 "cutall a log with a bad header" -- run cutall --device mem "$tmp/badhdr.ops"
+expect_grep "$tmp/err" 'bs must be a power of two' "cutall names the bad header option"
+expect_status 2 "cutall --point past the log's points" -- run cutall --device mem --point 999 "$tmp/cut.ops"
+expect_grep "$tmp/err" 'point 999: the sequence has [0-9]+' "cutall says how many points there are"
 # a directory without .ops files is refused, not read as no logs given
 # (which ran the default corpus of the current directory instead)
 mkdir -p "$tmp/no-logs/corpus/regressions" "$tmp/no-logs/fuzz/seeds" "$tmp/empty"

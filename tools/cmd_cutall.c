@@ -143,6 +143,7 @@ static int add_arg(struct paths *ps, const char *arg)
 struct totals {
 	struct cutall_stats st;
 	unsigned runs, not_cut, errors, unreadable;
+	unsigned bad;             /* errors of the log's or the options' */
 };
 
 static void cut_one(const char *path, enum cutall_dev dev,
@@ -183,7 +184,10 @@ static void cut_one(const char *path, enum cutall_dev dev,
 		return;
 	}
 	if (ret) {
+		/* -EINVAL: options the log's header or --point asks for that
+		 * cannot be, bad input as replay has it; else the run's */
 		t->errors++;
+		t->bad += ret == -EINVAL;
 		errmsg("%s [%s]: %s", path, dname, err);
 		return;
 	}
@@ -334,7 +338,7 @@ out:
 		return EXIT_USAGE;
 	if (t.st.failures)
 		return EXIT_CHECK;
-	if (t.unreadable)
+	if (t.unreadable || t.bad)
 		return EXIT_USAGE;
 	return t.errors ? EXIT_IO : 0;
 }
