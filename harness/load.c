@@ -126,11 +126,12 @@ int op_read_file(const char *path, char **bufp, size_t *lenp)
 			}
 			buf = nb;
 		}
+		errno = 0;
 		n = fread(buf + len, 1, cap - len, f);
 		len += n;
 		if (n == 0) {
-			if (ferror(f))
-				ret = -EIO;
+			if (ferror(f)) /* say why: a directory is EISDIR */
+				ret = errno ? -errno : -EIO;
 			break;
 		}
 	}

@@ -461,6 +461,12 @@ expect_status 2 "cutall a log with a bad header" -- run cutall --device mem "$tm
 expect_grep "$tmp/err" 'bs must be a power of two' "cutall names the bad header option"
 expect_status 2 "cutall --point past the log's points" -- run cutall --device mem --point 999 "$tmp/cut.ops"
 expect_grep "$tmp/err" 'point 999: the sequence has [0-9]+' "cutall says how many points there are"
+# a directory given as a log says so (it was "Input/output error")
+mkdir -p "$tmp/a-dir"
+for c in replay minimize decode encode; do
+	expect_status 2 "$c a directory" -- run $c "$tmp/a-dir"
+	expect_grep "$tmp/err" 'a-dir: Is a directory$' "$c names a directory as one"
+done
 # a directory without .ops files is refused, not read as no logs given
 # (which ran the default corpus of the current directory instead)
 mkdir -p "$tmp/no-logs/corpus/regressions" "$tmp/no-logs/fuzz/seeds" "$tmp/empty"
@@ -503,6 +509,9 @@ else
 	printf 'schema: fsoracle-perf/1\n' >"$tmp/words.json"
 	expect_status 2 "perf --compare a non-JSON file" -- run perf --compare "$tmp/words.json" "$tmp/words.json"
 	expect_grep "$tmp/err" 'words.json: not valid JSON: line 1 col 1: ' "garbage report named"
+	mkdir -p "$tmp/dir.json"
+	expect_status 2 "perf --compare a directory" -- run perf --compare "$tmp/dir.json" "$tmp/dir.json"
+	expect_grep "$tmp/err" 'dir.json: Is a directory$' "perf names a directory as one"
 	head -c 4096 /dev/urandom >"$tmp/noise.json"
 	expect_status 2 "perf --compare random bytes" -- run perf --compare "$tmp/noise.json" "$tmp/noise.json"
 	expect_status 0 "perf --json" -- run perf 003 --quick --repeats 3 --json "$tmp/r.json"

@@ -113,6 +113,7 @@ static char *slurp(const char *path)
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
 	size_t len = 0, cap = 0, n;
+	int e = 0;
 
 	if (!f) {
 		errmsg("%s: %s", path, strerror(errno));
@@ -130,13 +131,16 @@ static char *slurp(const char *path)
 			}
 			buf = nb;
 		}
+		errno = 0;
 		n = fread(buf + len, 1, cap - len - 1, f);
+		e = errno;
 		len += n;
 	} while (n > 0);
 	buf[len] = 0;
 	if (ferror(f) || memchr(buf, 0, len)) {
-		errmsg("%s: %s", path, ferror(f) ? "read error" :
-		       "not a text file");
+		/* say why: a directory is EISDIR */
+		errmsg("%s: %s", path, !ferror(f) ? "not a text file" :
+		       e ? strerror(e) : "read error");
 		fclose(f);
 		free(buf);
 		return NULL;
