@@ -562,6 +562,22 @@ printf '%s\n' "#! fsoracle dev=pmem:$tmp/pt.img,size=64m mount=pagecache=16 targ
 	"pwrite 0 1" "file f2" "fsync" "crash" >"$tmp/pt.ops"
 expect_status 0 "a torn pmem header, then a cut in its copy's rewrite" -- run replay "$tmp/pt.ops"
 
+# --- minimize's OUT: one that cannot be made is refused before the
+#     replays, and one whose write fails is exit 3 with the log on stdout
+#     (both were exit 0, "written to OUT", the minimal log lost)
+printf '#! fsoracle targets=engine,planted:punch_short\npwrite 0 64k\nfpunch 1000 5000\npwrite 0 1\npread 0 64k\n' \
+	>"$tmp/punch.ops"
+expect_status 3 "minimize -o into a missing directory" -- run minimize -q -o "$tmp/nodir/min.ops" "$tmp/punch.ops"
+expect_grep "$tmp/err" "cannot write $tmp/nodir/min.ops: No such file or directory" "minimize says OUT cannot be written"
+expect_nogrep "$tmp/err" 'written to' "minimize claims no log written"
+if [ -w /dev/full ]; then
+	expect_status 3 "minimize -o a full device" -- run minimize -q -o /dev/full "$tmp/punch.ops"
+	expect_grep "$tmp/err" 'cannot write the minimal log to /dev/full: No space left on device' "minimize says the write failed"
+	expect_grep "$tmp/out" '^fpunch ' "the minimal log goes to stdout instead"
+fi
+expect_status 0 "minimize -o a file" -- run minimize -q -o "$tmp/punch.min.ops" "$tmp/punch.ops"
+expect_grep "$tmp/punch.min.ops" '^# fsoracle: data mismatch' "the minimal log has its failure"
+
 # --- an option without its value says so, whichever option of the
 #     command's own it is (the last one tried used to decide)
 for c in "minimize -o" "minimize --max-runs" "run --seed" "run --export-fsx" \

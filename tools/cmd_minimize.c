@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/check.h"
 #include "harness/load.h"
@@ -96,6 +97,22 @@ static int minimize_arg(void *ctx, int argc, char **argv, int *i)
 	return 0;
 }
 
+/* 1 if path can be written (made and removed again if it was not
+ * there), else 0 with errno set. */
+static int can_write(const char *path)
+{
+	struct stat st;
+	int existed = !stat(path, &st);
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return 0;
+	fclose(f);
+	if (!existed)
+		remove(path);
+	return 1;
+}
+
 /*
  * One more run writes the log with its failure comment and prints the
  * report of the minimal failure, on fresh targets as `replay` would:
@@ -115,7 +132,7 @@ static int write_minimal(const char *targets, struct target_env *env,
 	*n = 0;
 	if (runargs_open(targets, env, t, n, NULL))
 		return EXIT_IO;
-	cfg.log_path = strcmp(out, "-") ? out : NULL;
+	cfg.log_path = NULL; /* written here, where a failure is seen */
 	cfg.quiet = 0;
 	ret = check_new(t, *n, &cfg, seq, c);
 	if (ret) {
@@ -123,8 +140,14 @@ static int write_minimal(const char *targets, struct target_env *env,
 		return EXIT_IO;
 	}
 	status = check_run(*c, seq);
-	if (!strcmp(out, "-"))
+	ret = check_write_log(*c, strcmp(out, "-") ? out : "/dev/stdout");
+	if (ret) {
+		/* the result is not lost: it goes to stdout instead */
+		errmsg("cannot write the minimal log to %s: %s; here it is",
+		       out, strerror(-ret));
 		check_write_log(*c, "/dev/stdout");
+		return EXIT_IO;
+	}
 	if (status != st->status)
 		errmsg("warning: the minimal log now fails with %s, not %s "
 		       "(a flaky target?)", check_status_name(status),
@@ -172,6 +195,16 @@ int cmd_minimize(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (!out) {
+		runargs_local_name(file, ".min.ops", outbuf, sizeof(outbuf));
+		out = outbuf;
+	}
+	/* before the replays, which can take long: OUT must be writable */
+	if (strcmp(out, "-") && !can_write(out)) {
+		errmsg("cannot write %s: %s", out, strerror(errno));
+		rc = EXIT_IO;
+		goto out;
+	}
 	runopts_resolve(&o, &seq, &env, &targets);
 	rc = runargs_open(targets, &env, t, &n, NULL);
 	if (rc)
@@ -198,10 +231,6 @@ int cmd_minimize(int argc, char **argv)
 		       "more memory", file, CHECK_NOMEM);
 		rc = EXIT_CHECK;
 		goto out;
-	}
-	if (!out) {
-		runargs_local_name(file, ".min.ops", outbuf, sizeof(outbuf));
-		out = outbuf;
 	}
 	rc = write_minimal(targets, &env, t, &n, &o.check, &seq, out, &st, &c);
 out:
