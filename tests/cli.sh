@@ -366,6 +366,9 @@ printf 'write 0x0 0x20000 0x0\n# replay: fsx -q -N 1 -l 131072 -o 65536\n' >"$tm
 if fsx_grammar "$tmp/over.fsxops" >/dev/null; then bad "grammar check passes an op past -o"; else ok; fi
 expect_status 0 "the exported soak replays" -- run replay --targets engine,model "$tmp/soak.fsxops"
 expect_status 2 "--export-fsx with --files 2" -- run run --ops 10 --files 2 --export-fsx "$tmp/x.fsxops"
+expect_status 3 "run --export-fsx into a missing directory" -- run run --ops 10 -q --export-fsx "$tmp/nodir/x.fsxops"
+expect_grep "$tmp/err" 'export-fsx: cannot write .*nodir/x.fsxops: No such file or directory' "run says the fsx log cannot be written"
+expect_nogrep "$tmp/err" 'all agreed' "run soaked nothing for an fsx log it cannot write"
 printf 'open -f a\npwrite 0 80k\nfsync\nopen -f b\npwrite 4k 4k\nfile a\npread 0 8k\n' >"$tmp/two.ops"
 expect_status 0 "decode --to fsx, one log per file" -- run decode --format text --to fsx -o "$tmp/two.fsxops" "$tmp/two.ops"
 expect_grep "$tmp/two.a.fsxops" '^write 0x0 0x14000 0x0$' "a's log"

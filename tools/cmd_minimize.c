@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "harness/check.h"
 #include "harness/load.h"
@@ -97,22 +96,6 @@ static int minimize_arg(void *ctx, int argc, char **argv, int *i)
 	return 0;
 }
 
-/* 1 if path can be written (made and removed again if it was not
- * there), else 0 with errno set. */
-static int can_write(const char *path)
-{
-	struct stat st;
-	int existed = !stat(path, &st);
-	FILE *f = fopen(path, "a");
-
-	if (!f)
-		return 0;
-	fclose(f);
-	if (!existed)
-		remove(path);
-	return 1;
-}
-
 /*
  * One more run writes the log with its failure comment and prints the
  * report of the minimal failure, on fresh targets as `replay` would:
@@ -200,7 +183,7 @@ int cmd_minimize(int argc, char **argv)
 		out = outbuf;
 	}
 	/* before the replays, which can take long: OUT must be writable */
-	if (strcmp(out, "-") && !can_write(out)) {
+	if (strcmp(out, "-") && !path_writable(out)) {
 		errmsg("cannot write %s: %s", out, strerror(errno));
 		rc = EXIT_IO;
 		goto out;

@@ -463,7 +463,8 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 /*
  * What the options leave to the run: --export-fsx keeps to one file, no
  * --seed draws one from the clock, neither --ops nor --minutes means a
- * million ops, no --targets the default list.  0 or EXIT_USAGE.
+ * million ops, no --targets the default list.  0, EXIT_USAGE or EXIT_IO
+ * (an --export-fsx path that cannot be written).
  */
 static int settle_args(struct run_args *a, struct runopts *o)
 {
@@ -473,6 +474,12 @@ static int settle_args(struct run_args *a, struct runopts *o)
 	}
 	if (a->xfsx)
 		o->geom.nfiles = 1;
+	/* written when the soak ends: a path it cannot take fails now */
+	if (a->xfsx && !path_writable(a->xfsx)) {
+		errmsg("--export-fsx: cannot write %s: %s", a->xfsx,
+		       strerror(errno));
+		return EXIT_IO;
+	}
 	if (!a->have_seed) {
 		uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -97,4 +98,18 @@ void tune_heap(void)
 	mallopt(M_TOP_PAD, 16 << 20);
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
+}
+
+int path_writable(const char *path)
+{
+	struct stat st;
+	int existed = !stat(path, &st);
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return 0;
+	fclose(f);
+	if (!existed)
+		remove(path);
+	return 1;
 }

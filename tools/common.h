@@ -24,6 +24,9 @@ int exit_for(int err);
 int wants_help(int argc, char **argv);
 /* A number option's value: decimal or 0x hex, no sign.  0 or -EINVAL. */
 int arg_u64(const char *s, uint64_t *out);
+/* 1 if a file can be written at path (made and removed again if it was
+ * not there), else 0 with errno set: an output checked before long work. */
+int path_writable(const char *path);
 /* Seconds on the monotonic clock, for elapsed times. */
 double mono_seconds(void);
 /* Keep freed heap memory for reuse (soaks allocate and free in waves). */
