@@ -517,10 +517,23 @@ else
 	expect_grep "$tmp/err" 'dir.json: Is a directory$' "perf names a directory as one"
 	head -c 4096 /dev/urandom >"$tmp/noise.json"
 	expect_status 2 "perf --compare random bytes" -- run perf --compare "$tmp/noise.json" "$tmp/noise.json"
+	# reports that cannot be written and a baseline that is none are
+	# refused before the run, not after it with its results lost
+	expect_status 3 "perf --json into a missing directory" -- run perf 003 --quick --repeats 1 --json "$tmp/nodir/r.json"
+	expect_grep "$tmp/err" 'nodir/r.json: cannot write: No such file or directory' "perf says --json cannot be written"
+	expect_nogrep "$tmp/err" '^perf 003' "perf ran nothing for a --json it cannot write"
+	expect_status 2 "perf --baseline that is not a report" -- run perf 003 --quick --repeats 1 --baseline "$tmp/words.json"
+	expect_grep "$tmp/err" 'words.json: not valid JSON' "perf says the baseline is not JSON"
+	expect_nogrep "$tmp/err" '^perf 003' "perf ran nothing for a bad --baseline"
 	expect_status 0 "perf --json" -- run perf 003 --quick --repeats 3 --json "$tmp/r.json"
 	expect_grep "$tmp/r.json" "^  \"fsoracle_version\": \"$(run --version | cut -d' ' -f2)\",$" "report carries the version"
 	expect_status 0 "perf --compare a report with itself" -- run perf --compare "$tmp/r.json" "$tmp/r.json"
 fi
+
+printf 'x\n' >"$tmp/svg-file"
+expect_status 3 "perf --svg on a file" -- run perf 003 --quick --repeats 1 --svg "$tmp/svg-file"
+expect_grep "$tmp/err" 'svg-file: Not a directory' "perf says --svg is not a directory"
+expect_nogrep "$tmp/err" '^perf 003' "perf ran nothing for an --svg it cannot write"
 
 # --- one device file given once, two engine targets: each gets its own
 #     (the shared file was a false data mismatch at op 608 of seed 1)

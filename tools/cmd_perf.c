@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "perf/perf.h"
 #include "tools/cmd_perf_ab.h"
@@ -743,6 +744,36 @@ static int against_baseline(struct args *a, const struct perf_result *res,
 	return rc;
 }
 
+/*
+ * --json, --svg and --baseline, before a run that can take minutes: the
+ * reports must be writable and the baseline a JSON report, or the run's
+ * results were lost at its end.  0, or the exit status (said why).
+ */
+static int check_outputs(const struct args *a)
+{
+	struct stat st;
+
+	if (a->json && !path_writable(a->json)) {
+		errmsg("%s: cannot write: %s", a->json, strerror(errno));
+		return EXIT_IO;
+	}
+	if (a->svg && (stat(a->svg, &st) ? mkdir(a->svg, 0777) :
+		       !S_ISDIR(st.st_mode) ? (errno = ENOTDIR, -1) : 0)) {
+		errmsg("%s: %s", a->svg, strerror(errno));
+		return EXIT_IO;
+	}
+	if (a->baseline) {
+		char *text = slurp(a->baseline);
+		struct json *j = text ? load_report(a->baseline, text) : NULL;
+
+		free(text);
+		if (!j)
+			return EXIT_USAGE;
+		json_free(j);
+	}
+	return 0;
+}
+
 int cmd_perf(int argc, char **argv)
 {
 	struct args a;
@@ -775,6 +806,9 @@ int cmd_perf(int argc, char **argv)
 		return calibrate(&a);
 	if (a.ab)
 		return ab_run(&a);
+	rc = check_outputs(&a);
+	if (rc)
+		return rc;
 	if (a.nsel == 0)
 		for (unsigned i = 0; i < perf_nscenarios; i++)
 			a.sel[a.nsel++] = perf_scenarios[i];
