@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct hw_backend *const backends[] = {
 	&hw_null_backend,
@@ -502,6 +503,22 @@ int hw_spec_path(const char *spec, size_t *off, size_t *len)
 	*off = (size_t)(p - spec);
 	*len = strcspn(p, ",");
 	return *len > 0;
+}
+
+int hw_spec_same_path(const char *a, const char *b)
+{
+	size_t ao, al, bo, bl;
+	char pa[4096], pb[4096];
+	struct stat sa, sb;
+
+	if (!hw_spec_path(a, &ao, &al) || !hw_spec_path(b, &bo, &bl) ||
+	    al >= sizeof(pa) || bl >= sizeof(pb))
+		return 0;
+	snprintf(pa, sizeof(pa), "%.*s", (int)al, a + ao);
+	snprintf(pb, sizeof(pb), "%.*s", (int)bl, b + bo);
+	if (!stat(pa, &sa) && !stat(pb, &sb))
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return !strcmp(pa, pb);
 }
 
 int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen)

@@ -267,6 +267,17 @@ expect_status 1 "chattr +r on a file with data" -- run io -r mem:64m mem:64m \
 	-c "pwrite -S 1 0 1" -c "chattr +r"
 expect_grep "$tmp/err" '^chattr: cannot set flags on f0: Invalid argument$' "chattr refused"
 expect_status 2 "rtextsize without -r" -- run mkfs -m rtextsize=64k mem:64m
+# the data device's own file as its realtime device: realtime writes
+# overwrote the inode table (mkfs and io took it, fsck then found the
+# filesystem destroyed); refused, through a symlink too
+expect_status 2 "mkfs -r the data device's file" -- run mkfs -r "file:$tmp/same.img,size=8m" "file:$tmp/same.img"
+expect_grep "$tmp/err" "realtime device file:$tmp/same.img,size=8m is the data device's file too" "mkfs says why"
+ln -sf "$rtimg" "$tmp/rtimg.link"
+expect_status 2 "io -r the data device's file" -- run io -r "file:$tmp/rtimg.link" "file:$rtimg" -c stat
+expect_grep "$tmp/err" "is the data device's file too" "io says why"
+expect_status 2 "fsck -r the data device's file" -- run fsck -r "file:$rtimg" "file:$rtimg"
+expect_grep "$tmp/err" "is the data device's file too" "fsck says why"
+expect_status 0 "the image is as it was" -- run fsck -r "file:$rtdev" "file:$rtimg"
 expect_status 0 "run with rt" -- run run --seed 1 --ops 5000 -q --targets engine,model \
 	--rtdev mem:64m --mkfs rtextsize=16k
 

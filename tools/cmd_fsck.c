@@ -57,6 +57,13 @@ int cmd_fsck(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		o.rtdev = rt;
+		if (hw_spec_same_path(spec, rtspec)) {
+			errmsg("the realtime device %s is the data device's "
+			       "file too: give it one of its own", rtspec);
+			hw_close(dev);
+			hw_close(rt);
+			return EXIT_USAGE;
+		}
 	}
 	rc = ref_fsck_opts(dev, &o);
 	hw_close(dev);

@@ -76,6 +76,13 @@ int cmd_mkfs(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.rtdev = rtdev;
+	if (rtdev && hw_spec_same_path(spec, rtspec)) {
+		errmsg("the realtime device %s is the data device's file too: "
+		       "give it one of its own", rtspec);
+		hw_close(dev);
+		hw_close(rtdev);
+		return EXIT_USAGE;
+	}
 	if (ref_mkfs_check(&o, dev, rtdev, err, sizeof(err))) {
 		errmsg("%s", err);
 		hw_close(dev);
