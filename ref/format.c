@@ -137,9 +137,9 @@ const char *ref_strerror(int err)
  * with B * bpb >= n - B (each bitmap block covers bpb data blocks and
  * takes one block itself), i.e. B = ceil(n / (bpb + 1)).
  */
-uint32_t bitmap_blocks(uint64_t n, uint64_t bpb)
+uint64_t bitmap_blocks(uint64_t n, uint64_t bpb)
 {
-	return (uint32_t)((n + bpb) / (bpb + 1));
+	return (n + bpb) / (bpb + 1);
 }
 
 struct layout {
@@ -181,7 +181,7 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 		       struct layout *l)
 {
 	uint32_t ipb;
-	uint64_t bpb, itablen;
+	uint64_t bpb, itablen, n;
 	int err;
 
 	l->bs = o && o->blocksize ? o->blocksize : 4096;
@@ -226,7 +226,12 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	l->bmap = l->rtbmap + l->rtbmaplen;
 	if (l->bmap >= l->total)
 		return -ENOSPC;
-	l->bmaplen = bitmap_blocks(l->total - l->bmap, bpb);
+	/* SB_BMAPLEN is 32 bits: a larger bitmap wrapped, leaving most of
+	 * a huge device untracked */
+	n = bitmap_blocks(l->total - l->bmap, bpb);
+	if (n > UINT32_MAX)
+		return -EFBIG;
+	l->bmaplen = (uint32_t)n;
 	l->data = l->bmap + l->bmaplen;
 	if (l->data + 16 > l->total)
 		return -ENOSPC;

@@ -297,7 +297,7 @@ size_t blk_crc_span(const struct ref_fs *fs, const void *data);
  * (the header sector is span bytes). */
 int  hdr_repair(void *data, size_t span, size_t bs, uint32_t magic,
 		uint64_t blkno);
-uint32_t bitmap_blocks(uint64_t n, uint64_t bpb);
+uint64_t bitmap_blocks(uint64_t n, uint64_t bpb);
 
 /* buffer cache (bcache.c) */
 int  bcache_init(struct ref_fs *fs, size_t cache_max);

@@ -316,4 +316,28 @@ TEST(an_inode_count_near_2_to_the_32_does_not_wrap_the_table_size)
 	hw_close(d);
 }
 
+/*
+ * The free-space bitmap's block count is 32 bits on disk; on a device
+ * needing more (null: of 8 PiB at 512-byte blocks, of nearly 16 EiB at
+ * 4 KiB) it wrapped: mkfs made a bitmap covering a fraction of the
+ * device (statfs: 2^52 blocks, 2^45 free).  mkfs must refuse the size.
+ */
+TEST(a_device_too_large_for_the_bitmap_is_refused_by_mkfs)
+{
+	static const struct { const char *spec; uint32_t bs; } big[] = {
+		{ "null:8192t", 512 },
+		{ "null:18446744073709547520", 4096 },
+	};
+
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		struct ref_mkfs_opts mo = { .blocksize = big[i].bs };
+		struct hw_dev *d = NULL;
+
+		CHECK_OK(hw_open(big[i].spec, &d, NULL, 0));
+		CHECK_MSG(ref_mkfs(d, &mo) == -EFBIG, "mkfs on %s, bs %u",
+			  big[i].spec, big[i].bs);
+		hw_close(d);
+	}
+}
+
 int main(int argc, char **argv) { return test_main(argc, argv); }
