@@ -490,8 +490,13 @@ static int run_main(struct run *r)
 		res = PROPS_SKIP;
 	else
 		res = PROPS_PASS;
-	if (c->db && r->db_dirty)
-		seeddb_store(c->db, cfg_name(c), r->db, r->ndb);
+	if (c->db && r->db_dirty) {
+		int e = seeddb_store(c->db, cfg_name(c), r->db, r->ndb);
+
+		if (e < 0) /* the failing seeds would be lost unsaid */
+			fprintf(stderr, "prop %s: cannot keep its failing seeds "
+				"in %s: %s\n", cfg_name(c), c->db, strerror(-e));
+	}
 	if (!c->quiet && !c->terse && res != PROPS_FAIL)
 		fprintf(r->out, "prop %s: %s (%" PRIu32 " pass, %" PRIu32
 			" skip, %" PRIu32 " dup) in %.2f s\n", cfg_name(c),

@@ -379,6 +379,50 @@ TEST(props_seed_database_replays_failures_first_and_forgets_fixed_ones)
 	CHECK_OK(rmdir(dir));
 }
 
+/*
+ * A database that cannot be written (its directory cannot be made) loses
+ * the failing seeds: the run says so on stderr instead of dropping them
+ * unsaid, and still reports the failure.
+ */
+TEST(props_seed_database_that_cannot_be_written_says_so)
+{
+	char dir[] = "/tmp/fsoracle-props-db-XXXXXX", file[128], db[160];
+	char errpath[] = "/tmp/fsoracle-props-err-XXXXXX", text[512] = "";
+	struct props_cfg cfg = { .name = "db_prop", .prop1 = fails_while_bug,
+				 .types = { &big_type }, .quiet = 1,
+				 .seed = 100 };
+	struct props_report rep;
+	int fd, saved, res;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/a-file", dir);
+	f = fopen(file, "w");
+	CHECK(f != NULL);
+	fclose(f);
+	snprintf(db, sizeof(db), "%s/db", file); /* under a file: no dir */
+	cfg.db = db;
+	bug_present = 1;
+	fd = mkstemp(errpath);
+	CHECK(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	res = props_run(&cfg, &rep);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	CHECK_EQ(res, PROPS_FAIL);
+	props_report_free(&rep);
+	CHECK(pread(fd, text, sizeof(text) - 1, 0) > 0);
+	close(fd);
+	CHECK_MSG(strstr(text, "cannot keep its failing seeds") != NULL,
+		  "stderr: '%s'", text);
+	unlink(errpath);
+	unlink(file);
+	CHECK_OK(rmdir(dir));
+}
+
 /* ---- custom shrink tactics ---- */
 
 struct pair { uint64_t a, b; };
