@@ -873,6 +873,15 @@ int engine_target_new(const char *dev, enum engine_pin pin,
 		goto out_error;
 	e->keep = env && env->keep_image &&
 		  (hw_caps(e->dev) & HW_CAP_PERSISTENT);
+	if (!e->keep) {
+		char why[200];
+
+		ret = ref_mkfs_fits(e->dev, &e->mkfs, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "%s: cannot format: %s", dev, why);
+			goto out_error;
+		}
+	}
 	if (e->keep)
 		ret = do_mount(e);
 	else

@@ -11,6 +11,7 @@
 
 #include "base/zeros.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -153,8 +154,35 @@ struct layout {
  * The realtime device: whole rt extents of rtx blocks (rtx <= maxext, so
  * one rt extent always fits an extent record), one bitmap bit each.
  */
+/* err, with why (when given) saying what it is. */
+static int layout_why(int err, char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int layout_why(int err, char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* -ENOSPC: the layout up to what, need blocks, is more than the device. */
+static int too_small(const struct layout *l, const char *what, uint64_t need,
+		     char *why, size_t whylen)
+{
+	return layout_why(-ENOSPC, why, whylen, "the filesystem needs %llu "
+			  "blocks of %u bytes up to %s (a journal of %u blocks), "
+			  "more than the device's %llu%s", (unsigned long long)need,
+			  l->bs, what, l->jlen, (unsigned long long)l->total,
+			  l->jlen > 64 ? ": a smaller journal (journal=N, at least "
+			  "64) or larger device" : ": a larger device");
+}
+
 static int rt_layout(const struct ref_mkfs_opts *o, uint64_t bpb,
-		     struct layout *l)
+		     struct layout *l, char *why, size_t whylen)
 {
 	uint64_t n;
 
@@ -168,7 +196,10 @@ static int rt_layout(const struct ref_mkfs_opts *o, uint64_t bpb,
 	l->rtx = o->rtextsize ? o->rtextsize / l->bs : 1;
 	l->rtextents = hw_size(o->rtdev) / l->bs / l->rtx;
 	if (l->rtextents == 0)
-		return -ENOSPC;
+		return layout_why(-ENOSPC, why, whylen, "the realtime device "
+				  "(%llu bytes) holds no whole rt extent of %llu "
+				  "bytes", (unsigned long long)hw_size(o->rtdev),
+				  (unsigned long long)l->rtx * l->bs);
 	l->rtblocks = l->rtextents * l->rtx;
 	n = (l->rtextents + bpb - 1) / bpb;
 	if (n > UINT32_MAX)
@@ -178,7 +209,7 @@ static int rt_layout(const struct ref_mkfs_opts *o, uint64_t bpb,
 }
 
 static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
-		       struct layout *l)
+		       struct layout *l, char *why, size_t whylen)
 {
 	uint32_t ipb;
 	uint64_t bpb, itablen, n;
@@ -208,7 +239,8 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 		l->jlen = (uint32_t)(j < 256 ? 256 : j > 8192 ? 8192 : j);
 	}
 	if (l->jlen < 64)
-		return -EINVAL;
+		return layout_why(-EINVAL, why, whylen, "a journal of %u blocks: "
+				  "it needs at least 64", l->jlen);
 	ipb = l->bs / INODE_SIZE - 1;
 	if (ipb == 0)
 		ipb = 1; /* 512-byte blocks: one inode after the header */
@@ -216,26 +248,41 @@ static int mkfs_layout(struct hw_dev *dev, const struct ref_mkfs_opts *o,
 	itablen = ((uint64_t)l->ninodes + ipb - 1) / ipb;
 	l->itab = 2 + (uint64_t)l->jlen;
 	if (itablen >= l->total)
-		return -ENOSPC;
+		return too_small(l, "the inode table", itablen, why, whylen);
 	l->itablen = (uint32_t)itablen;
 	bpb = (uint64_t)(l->bs - BM_HDR_SIZE) * 8;
-	err = rt_layout(o, bpb, l);
+	err = rt_layout(o, bpb, l, why, whylen);
 	if (err)
 		return err;
 	l->rtbmap = l->itab + l->itablen;
 	l->bmap = l->rtbmap + l->rtbmaplen;
 	if (l->bmap >= l->total)
-		return -ENOSPC;
+		return too_small(l, l->rtbmaplen ? "the realtime bitmap" :
+				 "the inode table", l->bmap + 1, why, whylen);
 	/* SB_BMAPLEN is 32 bits: a larger bitmap wrapped, leaving most of
 	 * a huge device untracked */
 	n = bitmap_blocks(l->total - l->bmap, bpb);
 	if (n > UINT32_MAX)
-		return -EFBIG;
+		return layout_why(-EFBIG, why, whylen, "the free-space bitmap of "
+				  "%llu blocks of %u bytes would need more than "
+				  "2^32 blocks: larger blocks (bs=N) or a smaller "
+				  "device", (unsigned long long)(l->total - l->bmap),
+				  l->bs);
 	l->bmaplen = (uint32_t)n;
 	l->data = l->bmap + l->bmaplen;
 	if (l->data + 16 > l->total)
-		return -ENOSPC;
+		return too_small(l, "16 data blocks", l->data + 16, why, whylen);
 	return 0;
+}
+
+int ref_mkfs_fits(struct hw_dev *dev, const struct ref_mkfs_opts *opts,
+		  char *why, size_t whylen)
+{
+	struct layout l;
+
+	if (why && whylen)
+		why[0] = 0;
+	return mkfs_layout(dev, opts, &l, why, whylen);
 }
 
 int ref_mkfs(struct hw_dev *dev, const struct ref_mkfs_opts *opts)
@@ -244,7 +291,7 @@ int ref_mkfs(struct hw_dev *dev, const struct ref_mkfs_opts *opts)
 	uint8_t *blk = NULL;
 	int err;
 
-	err = mkfs_layout(dev, opts, &l);
+	err = mkfs_layout(dev, opts, &l, NULL, 0);
 	if (err)
 		return err;
 	if (opts && opts->rtdev) { /* zoned: check zones, start them empty */

@@ -540,6 +540,13 @@ int ref_fsck_opts(struct hw_dev *dev, const struct ref_mount_opts *opts);
  */
 int ref_mkfs_check(const struct ref_mkfs_opts *o, struct hw_dev *dev,
 		   struct hw_dev *rtdev, char *err, size_t errlen);
+/*
+ * Whether mkfs with opts fits dev (and opts->rtdev): 0, or the error
+ * ref_mkfs would return (-ENOSPC, -EINVAL, -EFBIG) with why saying what
+ * does not fit, in numbers.  Writes nothing.
+ */
+int ref_mkfs_fits(struct hw_dev *dev, const struct ref_mkfs_opts *opts,
+		  char *why, size_t whylen);
 int ref_parse_mkfs_opts(const char *s, struct ref_mkfs_opts *o, char *err,
 			size_t errlen);
 int ref_parse_mount_opts(const char *s, struct ref_mount_opts *o, char *err,

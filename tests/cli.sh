@@ -136,6 +136,12 @@ expect_status 2 "no device" -- run fsck
 expect_status 4 "not an image" -- run fsck mem:1m
 expect_status 2 "unknown subcommand" -- run frobnicate
 expect_status 2 "bad mkfs option" -- run mkfs -m maxrecs=2 mem:1m
+# a device too small for the layout is bad input, and says by how much
+# (at 64 KiB a block the default journal of 256 blocks is 16 MiB)
+expect_status 2 "mkfs on a device too small" -- run mkfs -m bs=64k mem:8m
+expect_grep "$tmp/err" 'needs 264 blocks of 65536 bytes up to the inode table \(a journal of 256 blocks\), more than the device.s 128: a smaller journal' "mkfs says what does not fit"
+expect_status 3 "run on a device too small" -- run run --ops 10 --dev mem:8m --mkfs bs=64k
+expect_grep "$tmp/err" 'mem:8m: cannot format: the filesystem needs' "run says what does not fit"
 for c in mkfs fsck io mount; do
 	expect_status 0 "$c --help" -- run "$c" --help
 	expect_grep "$tmp/out" '^usage: fsoracle' "$c --help"

@@ -89,6 +89,14 @@ int cmd_mkfs(int argc, char **argv)
 		hw_close(rtdev);
 		return EXIT_USAGE;
 	}
+	rc = ref_mkfs_fits(dev, &o, err, sizeof(err));
+	if (rc) {
+		errmsg("cannot format %s%s%s: %s", spec, rtdev ? " with realtime "
+		       "device " : "", rtdev ? rtspec : "", err);
+		hw_close(dev);
+		hw_close(rtdev);
+		return EXIT_USAGE;
+	}
 	rc = ref_mkfs(dev, &o);
 	if (rc)
 		errmsg("cannot format %s%s%s: %s", spec, rtdev ? " with realtime "
