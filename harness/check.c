@@ -155,6 +155,7 @@ int check_reset(struct checker *c)
 	c->cut_armed = 0;
 	c->nomem_op = 0;
 	c->twin_adopted = 0;
+	c->twins_apart = 0;
 	return 0;
 }
 
@@ -1212,6 +1213,7 @@ static void count_result(struct checker *c, const struct op *op,
 		c->st.skipped_total++;
 	} else {
 		c->st.checked++;
+		c->st.twins_apart_ops += c->twins_apart != 0;
 	}
 }
 

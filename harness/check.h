@@ -143,6 +143,11 @@ struct check_stats {
 	uint64_t adopt_mended;              /* files a target was matched
 					       into in place (the model): no
 					       copy either */
+	uint64_t twins_apart;               /* rounds in which the twins'
+					       extent trees came apart (where
+					       blocks lie compared no more) */
+	uint64_t twins_apart_ops;           /* ops checked in those rounds
+					       after that                    */
 };
 
 /* What the last failure was (valid when status != CHECK_OK). */

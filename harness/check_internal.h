@@ -43,6 +43,8 @@ struct checker {
 					engine to the others: their layouts
 					are the copy's, not the twins' own;
 					bit 31: a filesystem-wide part too    */
+	uint64_t twins_apart;        /* the op at which the twins' extent trees
+					came apart (check_twin.c), 0         */
 };
 
 /*

@@ -45,7 +45,10 @@ const char runopts_help[] =
 "                       after every op: stat, free, extents, cowfork,\n"
 "                       refcount, image (the device's bytes, also right\n"
 "                       after a crash's recovery) joined by +, or all\n"
-"                       (every part but image)), comma-separated\n";
+"                       (every part but image); from an op at which\n"
+"                       the twins' extent trees hold the same records\n"
+"                       in other blocks, only stat until the next\n"
+"                       round), comma-separated\n";
 
 void runopts_init(struct runopts *o)
 {

@@ -106,7 +106,21 @@ enum target_twin_part {
 struct target_twin {
 	/* a digest per part and file; a filesystem-wide part in [part][0] */
 	uint64_t h[TWIN_NPARTS][OP_MAX_FILES];
+	/* the blocks of every file's extent B+tree, when a part that says
+	 * where blocks lie is asked (TWIN_PLACED): twins whose trees came
+	 * apart took different blocks for their nodes, and their later
+	 * allocations may find their room in different places */
+	uint64_t tree_blocks;
+	/* every file's data-fork mappings without their device blocks
+	 * (merged where contiguous in file and state), with tree_blocks:
+	 * the same records in trees of other sizes is trees come apart */
+	uint64_t records;
 };
+/* The parts that name device blocks or count them: where data lands,
+ * which the blocks tree nodes took decide too. */
+#define TWIN_PLACED ((1u << TWIN_FREE) | (1u << TWIN_EXTENTS) | \
+		     (1u << TWIN_COWFORK) | (1u << TWIN_REFCOUNT) | \
+		     (1u << TWIN_IMAGE))
 extern const char *const target_twin_names[TWIN_NPARTS];
 /* The state of an engine target (engine_ops.twin; target_twin.c). */
 int engine_twin_state(struct target *t, uint32_t parts,

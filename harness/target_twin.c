@@ -75,6 +75,41 @@ static int merge_one(void *arg, const struct ref_extent *e)
 	return 0;
 }
 
+/* The same without device blocks: where the file's data lies, not where
+ * on the device. */
+static int merge_placeless(void *arg, const struct ref_extent *e)
+{
+	struct merged *m = arg;
+	struct ref_extent *r = &m->run;
+
+	if (m->have && r->fileoff + r->len == e->fileoff &&
+	    r->state == e->state && !(e->state & REF_EXT_COMPRESSED)) {
+		r->len += e->len;
+		return 0;
+	}
+	if (m->have) {
+		fold(m->h, m->run.fileoff);
+		fold(m->h, m->run.len);
+		fold(m->h, m->run.state);
+	}
+	*r = *e;
+	m->have = 1;
+	return 0;
+}
+
+static int walk_placeless(struct ref_fs *fs, uint64_t ino, uint64_t *h)
+{
+	struct merged m = { .h = h };
+	int err = ref_bmap(fs, ino, merge_placeless, &m);
+
+	if (!err && m.have) {
+		fold(h, m.run.fileoff);
+		fold(h, m.run.len);
+		fold(h, m.run.state);
+	}
+	return err;
+}
+
 static int walk_merged(struct ref_fs *fs, uint64_t ino, int cow, uint64_t *h)
 {
 	struct merged m = { .h = h };
@@ -142,8 +177,12 @@ static int file_parts(struct ref_fs *fs, uint64_t ino, uint32_t parts,
 		err = walk_merged(fs, ino, 0, &out->h[TWIN_EXTENTS][f]);
 	if (!err && (parts & (1u << TWIN_COWFORK)))
 		err = walk_merged(fs, ino, 1, &out->h[TWIN_COWFORK][f]);
-	if (!err && (parts & (1u << TWIN_FREE)))
+	if (!err && (parts & TWIN_PLACED))
 		err = ref_tree_blocks(fs, ino, tree);
+	if (!err && (parts & TWIN_PLACED)) {
+		fold(&out->records, f);
+		err = walk_placeless(fs, ino, &out->records);
+	}
 	return err;
 }
 
@@ -157,6 +196,8 @@ int engine_twin_state(struct target *t, uint32_t parts,
 
 	if (!fs)
 		return -EIO;
+	out->tree_blocks = 0;
+	out->records = FNV_BASIS;
 	for (int p = 0; p < TWIN_NPARTS; p++)
 		for (unsigned f = 0; f < OP_MAX_FILES; f++)
 			out->h[p][f] = FNV_BASIS;
@@ -172,6 +213,7 @@ int engine_twin_state(struct target *t, uint32_t parts,
 			err = file_parts(fs, ino, parts, out, f, &tree);
 		trees += tree;
 	}
+	out->tree_blocks = trees;
 	if (!err && (parts & (1u << TWIN_FREE)))
 		err = ref_statfs(fs, &sf);
 	if (!err && (parts & (1u << TWIN_FREE))) {

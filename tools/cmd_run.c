@@ -450,6 +450,12 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 			"with too little room left: accepted, the others "
 			"took what it left in the op's range\n",
 			(unsigned long long)s->enospc);
+	if (s->twins_apart)
+		fprintf(stderr, "  in %llu rounds the twins' extent trees came "
+			"apart: %llu ops compared them by size and block count "
+			"only, not by where blocks lie (check twins=)\n",
+			(unsigned long long)s->twins_apart,
+			(unsigned long long)s->twins_apart_ops);
 	if (s->stalls)
 		fprintf(stderr, "  %llu rounds ended early: out of space "
 			"unevenly, the targets could not be brought back "
