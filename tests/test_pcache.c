@@ -129,6 +129,33 @@ TEST(pcache_marks_propagate_up_and_clear_down_to_nothing)
 	pc_free(x.pc);
 }
 
+/* A hinted lookup costs one visit for every slot of the hinted leaf, its
+ * last one too; an index past the leaf walks from the root. */
+TEST(pcache_hint_covers_its_leaf_to_the_last_slot)
+{
+	struct ix x;
+	struct pc_page *p;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_OK(add(&x, 0));
+	CHECK_OK(add(&x, 63));
+	CHECK_OK(add(&x, 64));                 /* root over two leaves */
+	CHECK_EQ(pc_height(x.m), 2);
+	CHECK(pc_find_page(x.pc, x.m, 0) != NULL);
+	CHECK(x.m->hint && x.m->hint->base == 0);
+	x.ctr.pc_node_visits = 0;
+	p = pc_find_page(x.pc, x.m, 63);
+	CHECK(p && p->index == 63);
+	CHECK_EQ(x.ctr.pc_node_visits, 1);
+	x.ctr.pc_node_visits = 0;
+	p = pc_find_page(x.pc, x.m, 64);
+	CHECK(p && p->index == 64);
+	CHECK_EQ(x.ctr.pc_node_visits, 2);
+	CHECK(x.m->hint && x.m->hint->base == 64);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 TEST(pcache_lru_evicts_the_oldest_to_shadows_and_counts_refaults)
 {
 	struct ix x;
