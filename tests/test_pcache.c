@@ -129,6 +129,29 @@ TEST(pcache_marks_propagate_up_and_clear_down_to_nothing)
 	pc_free(x.pc);
 }
 
+/* A value entry with two marks counts once among the marked values, until
+ * its last mark goes. */
+TEST(pcache_value_with_two_marks_counts_once)
+{
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 16));
+	x.pc->clock = 10; /* stamp 3 is an eviction */
+	CHECK_OK(pc_store(x.pc, x.m, 7, pc_mk_value(3)));
+	CHECK_OK(pc_set_mark(x.pc, x.m, 7, PC_TOWRITE));
+	CHECK_EQ(x.pc->nr_marked_values, 1);
+	CHECK_OK(pc_set_mark(x.pc, x.m, 7, PC_DIRTY));
+	CHECK_EQ(x.pc->nr_marked_values, 1);
+	CHECK(audit_ok(&x));
+	CHECK_OK(pc_clear_mark(x.pc, x.m, 7, PC_TOWRITE));
+	CHECK_EQ(x.pc->nr_marked_values, 1);
+	CHECK(audit_ok(&x));
+	CHECK_OK(pc_clear_mark(x.pc, x.m, 7, PC_DIRTY));
+	CHECK_EQ(x.pc->nr_marked_values, 0);
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 /* A hinted lookup costs one visit for every slot of the hinted leaf, its
  * last one too; an index past the leaf walks from the root. */
 TEST(pcache_hint_covers_its_leaf_to_the_last_slot)
