@@ -129,6 +129,37 @@ TEST(pcache_marks_propagate_up_and_clear_down_to_nothing)
 	pc_free(x.pc);
 }
 
+/* The audit of the index alone says what (pc_audit, its why). */
+static int ix_audit_says(struct ix *x, const char *what)
+{
+	if (pc_audit(x->pc) != -EFSCORRUPTED)
+		return 0;
+	if (strstr(x->pc->why, what))
+		return 1;
+	fprintf(stderr, "  audit said: %s\n", x->pc->why);
+	return 0;
+}
+
+/* A child whose offset names another slot of its parent is misplaced:
+ * marks and frees climb by that offset. */
+TEST(pcache_audit_catches_a_child_at_the_wrong_offset)
+{
+	struct ix x;
+	struct pc_node *mid;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_OK(add(&x, 5));
+	CHECK_OK(add(&x, 5000));
+	CHECK_EQ(pc_height(x.m), 3);
+	mid = pc_node_of(x.m->root->slots[1]);
+	CHECK(mid->offset == 1 && mid->base == 4096);
+	mid->offset = 2;
+	CHECK(ix_audit_says(&x, "node at 4096 is misplaced"));
+	mid->offset = 1;
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 /* A value entry with two marks counts once among the marked values, until
  * its last mark goes. */
 TEST(pcache_value_with_two_marks_counts_once)
