@@ -160,6 +160,28 @@ TEST(pcache_audit_catches_a_child_at_the_wrong_offset)
 	pc_free(x.pc);
 }
 
+/* A page that names another leaf than the one holding it is caught:
+ * its removal would clear a slot of that other leaf. */
+TEST(pcache_audit_catches_a_page_naming_another_leaf)
+{
+	struct ix x;
+	struct pc_page *p, *q;
+	struct pc_node *own;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_OK(add(&x, 3));
+	CHECK_OK(add(&x, 70));                 /* two leaves: 0.., 64.. */
+	p = pc_peek_page(x.pc, x.m, 3);
+	q = pc_peek_page(x.pc, x.m, 70);
+	CHECK(p && q && p->leaf != q->leaf);
+	own = p->leaf;
+	p->leaf = q->leaf;
+	CHECK(ix_audit_says(&x, "page at 3 thinks it is at 3"));
+	p->leaf = own;
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 /* A value entry with two marks counts once among the marked values, until
  * its last mark goes. */
 TEST(pcache_value_with_two_marks_counts_once)
