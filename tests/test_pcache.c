@@ -182,6 +182,33 @@ TEST(pcache_audit_catches_a_page_naming_another_leaf)
 	pc_free(x.pc);
 }
 
+/* A leaf's place on the shadow-node list follows what it holds, even
+ * when the list and its count agree with the flags. */
+TEST(pcache_audit_catches_the_wrong_leaf_on_the_shadow_list)
+{
+	struct ix x;
+	struct pc_node *only, *mixed;
+
+	CHECK_OK(ix_open(&x, 16));
+	x.pc->clock = 100;
+	CHECK_OK(pc_store(x.pc, x.m, 3, pc_mk_value(7)));
+	CHECK_OK(add(&x, 64));
+	CHECK_OK(pc_store(x.pc, x.m, 65, pc_mk_value(8)));
+	only = pc_node_of(x.m->root->slots[0]);
+	mixed = pc_node_of(x.m->root->slots[1]);
+	CHECK(only->on_shadow_list && !mixed->on_shadow_list);
+	CHECK_EQ(x.pc->nshadow_nodes, 1);
+	CHECK(audit_ok(&x));
+	/* the flags swapped: one flagged, one listed, one counted */
+	only->on_shadow_list = false;
+	mixed->on_shadow_list = true;
+	CHECK(ix_audit_says(&x, "on the shadow list"));
+	only->on_shadow_list = true;
+	mixed->on_shadow_list = false;
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 /* A value entry with two marks counts once among the marked values, until
  * its last mark goes. */
 TEST(pcache_value_with_two_marks_counts_once)
