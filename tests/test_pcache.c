@@ -209,6 +209,22 @@ TEST(pcache_audit_catches_the_wrong_leaf_on_the_shadow_list)
 	pc_free(x.pc);
 }
 
+/* Every node allocated is in a tree: one more counted is a leak. */
+TEST(pcache_audit_catches_a_node_count_off_the_trees)
+{
+	struct ix x;
+
+	CHECK_OK(ix_open(&x, 16));
+	CHECK_OK(add(&x, 3));
+	CHECK_OK(add(&x, 70));
+	CHECK_EQ(x.pc->nnodes, 3);
+	x.pc->nnodes++;
+	CHECK(ix_audit_says(&x, "3 nodes in the trees, 4 allocated"));
+	x.pc->nnodes--;
+	CHECK(audit_ok(&x));
+	pc_free(x.pc);
+}
+
 /* A value entry with two marks counts once among the marked values, until
  * its last mark goes. */
 TEST(pcache_value_with_two_marks_counts_once)
