@@ -155,6 +155,42 @@ TEST(a_metadata_margin_counts_blocks_where_they_are_large)
 }
 
 /*
+ * An exchange that runs out takes each file's own range: the source
+ * file's from the source offset, the destination's from the destination
+ * offset.  With the two offsets apart, taking either from the other's
+ * offset leaves the model's exchanged bytes below it, and the run's
+ * verify reports them.
+ */
+TEST(an_exchange_that_runs_out_takes_each_file_from_its_own_offset)
+{
+	static const char apart[] =
+		"#! fsoracle dev=mem:6m mkfs=bs=1024,maxrecs=5,maxext=1,"
+		"inodes=64\n"
+		"fzero 0 388k\npwrite 388k 736k\n"
+		"file f1\npwrite 0 884k\n"
+		"file f3\nfalloc 0 848k\n"
+		"file f1\nexchangerange -s 0 -d 128k -l 296k f0\n";
+	static const char apart_other_way[] =
+		"#! fsoracle dev=mem:6m mkfs=bs=1024,maxrecs=5,maxext=1,"
+		"inodes=64\n"
+		"fzero 0 388k\npwrite 388k 736k\n"
+		"file f1\npwrite 0 884k\n"
+		"file f3\nfalloc 0 848k\n"
+		"file f1\nexchangerange -s 128k -d 0 -l 296k f0\n";
+	const char *texts[] = { apart, apart_other_way };
+
+	for (int i = 0; i < 2; i++) {
+		struct rig r;
+
+		CHECK_OK(rig_open(&r, "engine,model", texts[i]));
+		CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
+		CHECK_EQ(check_stats(r.c)->enospc, 1);
+		CHECK_EQ(check_verify(r.c), CHECK_OK);
+		rig_close(&r);
+	}
+}
+
+/*
  * An accepted ENOSPC makes the others take what the op may have left
  * different (its range), not the whole file: bytes the targets held
  * differently before it, elsewhere in the file, are a bug the next
