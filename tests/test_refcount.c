@@ -9,6 +9,7 @@
  * also means the records are a pure function of the counts, which the
  * test checks by rebuilding the records from the array.
  */
+#include "base/bytes.h"
 #include "ref/refcount.h"
 #include "test.h"
 #include "bt_mstore.h"
@@ -271,6 +272,38 @@ TEST(random_adjustments_stay_canonical)
 			if (f.owners[b] == 0)
 				f.owners[b] = 1;
 	}
+	ms_fini(&f.ms);
+}
+
+/* A record put in the tree as it is stored, bypassing refcount_adjust. */
+static int put_rec(struct fx *f, uint64_t start, uint32_t len, uint32_t count)
+{
+	uint8_t raw[REFC_REC_SIZE];
+
+	put64(raw, start);
+	put32(raw + 8, len);
+	put32(raw + 12, count);
+	return bt_insert(&f->t, raw);
+}
+
+/* A record at the most owners refuses one more only inside the range:
+ * the one ending where the range starts (gathered for a merge) is not
+ * touched. */
+TEST(a_full_count_next_to_the_range_does_not_refuse_a_share)
+{
+	struct fx f;
+	char why[200];
+	uint32_t c;
+
+	fx_init(&f, 4);
+	CHECK_OK(put_rec(&f, 0, 10, REFC_MAX_COUNT));
+	CHECK_EQ(refcount_adjust(&f.t, 5, 10, +1, NULL, NULL), -ERANGE);
+	CHECK_OK(refcount_adjust(&f.t, 10, 10, +1, NULL, NULL));
+	CHECK_OK(refcount_get(&f.t, 9, &c));
+	CHECK_EQ(c, REFC_MAX_COUNT);
+	CHECK_OK(refcount_get(&f.t, 10, &c));
+	CHECK_EQ(c, 2);
+	CHECK_OK(refcount_check(&f.t, NBLK, NULL, NULL, why, sizeof(why)));
 	ms_fini(&f.ms);
 }
 
