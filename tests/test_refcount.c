@@ -307,6 +307,29 @@ TEST(a_full_count_next_to_the_range_does_not_refuse_a_share)
 	ms_fini(&f.ms);
 }
 
+/* Adjacent records of one count are merged when the sum fits a record,
+ * REFC_MAX_LEN included: the check says so; one block more and they
+ * must stay two. */
+TEST(check_wants_records_merged_up_to_the_longest_length)
+{
+	struct fx f;
+	char why[200];
+
+	fx_init(&f, 4);
+	CHECK_OK(put_rec(&f, 0, 100, 2));
+	CHECK_OK(put_rec(&f, 100, REFC_MAX_LEN - 100, 2));
+	CHECK_EQ(refcount_check(&f.t, UINT64_MAX, NULL, NULL, why,
+				sizeof(why)), -EUCLEAN);
+	CHECK_MSG(strstr(why, "should have been merged"), "%s", why);
+	ms_fini(&f.ms);
+	fx_init(&f, 4);
+	CHECK_OK(put_rec(&f, 0, 101, 2));
+	CHECK_OK(put_rec(&f, 101, REFC_MAX_LEN - 100, 2));
+	CHECK_OK(refcount_check(&f.t, UINT64_MAX, NULL, NULL, why,
+				sizeof(why)));
+	ms_fini(&f.ms);
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);
