@@ -330,6 +330,21 @@ TEST(check_wants_records_merged_up_to_the_longest_length)
 	ms_fini(&f.ms);
 }
 
+/* A record reaching past the device's blocks is caught by the check. */
+TEST(check_catches_a_record_past_the_limit)
+{
+	struct fx f;
+	char why[200];
+
+	fx_init(&f, 4);
+	CHECK_OK(refcount_adjust(&f.t, 200, 10, +1, NULL, NULL));
+	CHECK_OK(refcount_check(&f.t, 210, NULL, NULL, why, sizeof(why)));
+	CHECK_EQ(refcount_check(&f.t, 209, NULL, NULL, why, sizeof(why)),
+		 -EUCLEAN);
+	CHECK_MSG(strstr(why, "inside 209 blocks"), "%s", why);
+	ms_fini(&f.ms);
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);
