@@ -155,6 +155,7 @@ int check_reset(struct checker *c)
 	c->cut_armed = 0;
 	c->nomem_op = 0;
 	c->twin_adopted = 0;
+	c->trees_apart = 0;
 	c->twins_apart = 0;
 	return 0;
 }

@@ -146,8 +146,9 @@ struct check_stats {
 	uint64_t twins_apart;               /* rounds in which the twins'
 					       extent trees came apart (where
 					       blocks lie compared no more) */
-	uint64_t twins_apart_ops;           /* ops checked in those rounds
-					       after that                    */
+	uint64_t twins_apart_ops;           /* ops of those rounds from the
+					       one where blocks first lay
+					       elsewhere on                  */
 };
 
 /* What the last failure was (valid when status != CHECK_OK). */

@@ -43,8 +43,11 @@ struct checker {
 					engine to the others: their layouts
 					are the copy's, not the twins' own;
 					bit 31: a filesystem-wide part too    */
-	uint64_t twins_apart;        /* the op at which the twins' extent trees
-					came apart (check_twin.c), 0         */
+	int trees_apart;             /* the twins' extent trees held the same
+					records in other blocks at an op of
+					this round (check_twin.c)            */
+	uint64_t twins_apart;        /* the op from which where blocks lie is
+					compared no more (check_twin.c), 0   */
 };
 
 /*

@@ -25,13 +25,14 @@
  * nodes split and merge at other moments.  Their nodes then take other
  * blocks, and the allocations after them may find their room elsewhere
  * (a COW staging block, the preallocation after it, of another length):
- * nothing a reader sees, nothing wrong.  From the op at which the files'
- * tree blocks first differ while their records (where in each file data
- * lies, and in what state) are the same (check.twins_apart) until the
- * next reset,
- * the parts that say where blocks lie (TWIN_PLACED: free, extents,
- * cowfork, refcount, image) are compared no more; sizes and block
- * counts still are, and the audit and the verifies judge the rest.
+ * nothing a reader sees, nothing wrong.  So once the files' tree blocks
+ * have differed while their records (where in each file data lies, and
+ * in what state) were the same (check.trees_apart), a difference in a
+ * part that says where blocks lie (TWIN_PLACED: free, extents, cowfork,
+ * refcount, image) is no finding: from that op (check.twins_apart)
+ * until the next reset those parts are compared no more, sizes and
+ * block counts still are, and the audit and the verifies judge the
+ * rest.  Until such a difference shows, every part is compared.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -183,23 +184,30 @@ static int compare_parts(struct checker *c, uint32_t mask)
 			first = i;
 			continue;
 		}
-		if ((mask & TWIN_PLACED) && !c->twins_apart &&
+		if ((mask & TWIN_PLACED) &&
 		    mine->tree_blocks != tw[0].tree_blocks &&
-		    mine->records == tw[0].records) {
-			c->twins_apart = c->log.n ? c->log.n : 1;
-			c->st.twins_apart++;
-		}
+		    mine->records == tw[0].records)
+			c->trees_apart = 1;
 		for (int p = 0; p < TWIN_NPARTS && !ret; p++) {
 			int fs_wide = fs_wide_part(p);
+			int placed = (TWIN_PLACED >> p) & 1;
 
 			if (!(mask & (1u << p)) ||
 			    (fs_wide && c->twin_adopted) ||
-			    (c->twins_apart && (TWIN_PLACED & (1u << p))))
+			    (placed && c->twins_apart))
 				continue;
 			for (unsigned f = 0; f < OP_MAX_FILES; f++) {
 				if (tw[0].h[p][f] == tw[1].h[p][f] ||
 				    (!fs_wide && (c->twin_adopted & (1u << f))))
 					continue;
+				if (placed && c->trees_apart) {
+					/* blocks lie elsewhere since the
+					 * trees came apart: no finding */
+					c->twins_apart = c->log.n ? c->log.n : 1;
+					c->st.twins_apart++;
+					c->st.twins_apart_ops++; /* this op */
+					break;
+				}
 				ret = twin_fail(c, first, i, p, f);
 				break;
 			}

@@ -45,10 +45,11 @@ const char runopts_help[] =
 "                       after every op: stat, free, extents, cowfork,\n"
 "                       refcount, image (the device's bytes, also right\n"
 "                       after a crash's recovery) joined by +, or all\n"
-"                       (every part but image); from an op at which\n"
-"                       the twins' extent trees hold the same records\n"
-"                       in other blocks, only stat until the next\n"
-"                       round), comma-separated\n";
+"                       (every part but image); once the twins' extent\n"
+"                       trees held the same records in other blocks,\n"
+"                       a part that says where blocks lie may differ:\n"
+"                       only stat from then to the next round),\n"
+"                       comma-separated\n";
 
 void runopts_init(struct runopts *o)
 {

@@ -116,7 +116,7 @@ static int replay_one(const char *path, const struct runopts *o,
 		       (unsigned long long)check_log(c)->n, seq.n, targets);
 	} else if (!quiet || skip[0]) {
 		const struct check_stats *st = check_stats(c);
-		char full[200] = "";
+		char full[320] = "";
 		size_t used = 0;
 
 		if (st->enospc)
@@ -125,8 +125,9 @@ static int replay_one(const char *path, const struct runopts *o,
 						(unsigned long long)st->enospc);
 		if (st->twins_apart && used < sizeof(full))
 			snprintf(full + used, sizeof(full) - used, "; twins' trees "
-				 "came apart: the last %llu ops compared them by "
-				 "size and block count only",
+				 "came apart, and in the last %llu op(s), from the "
+				 "first where their blocks lay elsewhere, they were "
+				 "compared by size and block count only",
 				 (unsigned long long)st->twins_apart_ops);
 		printf("%s: ok, %zu ops (%s) agree on %s%s%s%s\n", path, seq.n,
 		       op_form_name(info.form), targets, full,

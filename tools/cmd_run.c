@@ -452,8 +452,9 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 			(unsigned long long)s->enospc);
 	if (s->twins_apart)
 		fprintf(stderr, "  in %llu rounds the twins' extent trees came "
-			"apart: %llu ops compared them by size and block count "
-			"only, not by where blocks lie (check twins=)\n",
+			"apart and their blocks then lay elsewhere: %llu ops, "
+			"from the first such, compared them by size and block "
+			"count only (check twins=)\n",
 			(unsigned long long)s->twins_apart,
 			(unsigned long long)s->twins_apart_ops);
 	if (s->stalls)
