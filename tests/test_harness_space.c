@@ -143,8 +143,8 @@ TEST(a_metadata_margin_counts_blocks_where_they_are_large)
 {
 	static const char big_blocks[] =
 		"#! fsoracle dev=mem:6m rt=mem:4m mkfs=bs=64k,journal=64,"
-		"inodes=64 mount=data=writeback,delalloc,compress=zstd\n"
-		"chattr +rc\nfile f1\nchattr +rc\nfile f2\nchattr +r\n"
+		"inodes=64 mount=data=writeback,delalloc\n"
+		"chattr +r\nfile f1\nchattr +r\nfile f2\nchattr +r\n"
 		"file f3\nchattr +r\nfile f0\npwrite 80384 424\n";
 	struct rig r;
 
