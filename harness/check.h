@@ -24,8 +24,8 @@
  *     has (target_ops.space: statfs's avail on the file's device).  With
  *     at least what the op may need plus a margin (16 allocation units
  *     and 1/32 of the device) still available, and 1 MiB (or 64 blocks,
- *     if more) on the device of the extent maps, the ENOSPC is a bug: a result mismatch.  With
- *     less it is accepted: every other target takes the op's range of
+ *     if more) on the device of the extent maps, the ENOSPC is a bug: a
+ *     result mismatch.  With less it is accepted: every other target takes the op's range of
  *     that file (to its end for a shift or an exchange, all of it for
  *     another op) and its size as the full target left them (the one
  *     that wrote least, when several ran out), writing only where they

@@ -824,11 +824,8 @@ static int open_devs(struct engine *e, const char *dev, const char *rt,
 		ret = open_dev(rt, cuts, &e->rtdev, err, errlen);
 	if (ret)
 		return ret;
-	if (rt && hw_spec_same_path(dev, rt)) {
-		snprintf(err, errlen, "the realtime device %.200s is the data "
-			 "device's file too: give it one of its own", rt);
-		return -EINVAL;
-	}
+	if (rt && (ret = hw_spec_apart(dev, rt, err, errlen)))
+		return ret;
 	e->cuts = hw_crash_pending(e->dev) >= 0 &&
 		  (!rt || (hw_crash_pending(e->rtdev) >= 0 &&
 			   hw_crash_join(e->dev, e->rtdev) == 0));

@@ -39,11 +39,15 @@ static void fold(uint64_t *h, uint64_t v)
 	}
 }
 
-/* A mapping list merged as it is walked: the run so far, then fold. */
+/*
+ * A mapping list merged as it is walked: the run so far, then fold.
+ * placeless: merged and folded without device blocks (where in the file
+ * data lies, not where on the device).  h NULL: not asked for.
+ */
 struct merged {
 	uint64_t *h;
 	struct ref_extent run;
-	int have;
+	int have, placeless;
 };
 
 static void fold_run(struct merged *m)
@@ -51,74 +55,54 @@ static void fold_run(struct merged *m)
 	if (!m->have)
 		return;
 	fold(m->h, m->run.fileoff);
-	fold(m->h, m->run.startblk);
+	if (!m->placeless)
+		fold(m->h, m->run.startblk);
 	fold(m->h, m->run.len);
 	fold(m->h, m->run.state);
 	m->have = 0;
 }
 
-static int merge_one(void *arg, const struct ref_extent *e)
+static void merge_into(struct merged *m, const struct ref_extent *e)
 {
-	struct merged *m = arg;
 	struct ref_extent *r = &m->run;
 
+	if (!m->h)
+		return;
 	/* a compressed extent's state holds its length on the device */
 	if (m->have && r->fileoff + r->len == e->fileoff &&
-	    r->startblk + r->len == e->startblk && r->state == e->state &&
-	    !(e->state & REF_EXT_COMPRESSED)) {
+	    (m->placeless || r->startblk + r->len == e->startblk) &&
+	    r->state == e->state && !(e->state & REF_EXT_COMPRESSED)) {
 		r->len += e->len;
-		return 0;
+		return;
 	}
 	fold_run(m);
 	*r = *e;
 	m->have = 1;
-	return 0;
 }
 
-/* The same without device blocks: where the file's data lies, not where
- * on the device. */
-static int merge_placeless(void *arg, const struct ref_extent *e)
+/* Both lists of one walk: [0] with device blocks, [1] without. */
+static int merge_one(void *arg, const struct ref_extent *e)
 {
 	struct merged *m = arg;
-	struct ref_extent *r = &m->run;
 
-	if (m->have && r->fileoff + r->len == e->fileoff &&
-	    r->state == e->state && !(e->state & REF_EXT_COMPRESSED)) {
-		r->len += e->len;
-		return 0;
-	}
-	if (m->have) {
-		fold(m->h, m->run.fileoff);
-		fold(m->h, m->run.len);
-		fold(m->h, m->run.state);
-	}
-	*r = *e;
-	m->have = 1;
+	merge_into(&m[0], e);
+	merge_into(&m[1], e);
 	return 0;
 }
 
-static int walk_placeless(struct ref_fs *fs, uint64_t ino, uint64_t *h)
+/* A fork's mappings folded into h, and without their device blocks into
+ * placeless, in one walk (either may be NULL). */
+static int walk_merged(struct ref_fs *fs, uint64_t ino, int cow, uint64_t *h,
+		       uint64_t *placeless)
 {
-	struct merged m = { .h = h };
-	int err = ref_bmap(fs, ino, merge_placeless, &m);
-
-	if (!err && m.have) {
-		fold(h, m.run.fileoff);
-		fold(h, m.run.len);
-		fold(h, m.run.state);
-	}
-	return err;
-}
-
-static int walk_merged(struct ref_fs *fs, uint64_t ino, int cow, uint64_t *h)
-{
-	struct merged m = { .h = h };
-	int err = cow ? ref_cow_bmap(fs, ino, merge_one, &m) :
-			ref_bmap(fs, ino, merge_one, &m);
+	struct merged m[2] = { { .h = h }, { .h = placeless, .placeless = 1 } };
+	int err = cow ? ref_cow_bmap(fs, ino, merge_one, m) :
+			ref_bmap(fs, ino, merge_one, m);
 
 	if (err == -EOPNOTSUPP && cow)
 		err = 0; /* no reflink: no COW forks */
-	fold_run(&m);
+	fold_run(&m[0]);
+	fold_run(&m[1]);
 	return err;
 }
 
@@ -162,7 +146,8 @@ static int image_digest(struct hw_dev *dev, uint64_t *h)
 	return err;
 }
 
-/* One file's parts, and its tree blocks for the free part. */
+/* One file's parts, and its tree blocks (TWIN_PLACED: the free part,
+ * and whether the twins' trees came apart). */
 static int file_parts(struct ref_fs *fs, uint64_t ino, uint32_t parts,
 		      struct target_twin *out, unsigned f, uint64_t *tree)
 {
@@ -173,16 +158,18 @@ static int file_parts(struct ref_fs *fs, uint64_t ino, uint32_t parts,
 		fold(&out->h[TWIN_STAT][f], st.size);
 		fold(&out->h[TWIN_STAT][f], st.blocks);
 	}
-	if (!err && (parts & (1u << TWIN_EXTENTS)))
-		err = walk_merged(fs, ino, 0, &out->h[TWIN_EXTENTS][f]);
-	if (!err && (parts & (1u << TWIN_COWFORK)))
-		err = walk_merged(fs, ino, 1, &out->h[TWIN_COWFORK][f]);
-	if (!err && (parts & TWIN_PLACED))
-		err = ref_tree_blocks(fs, ino, tree);
+	/* the data fork once, for the extents and the records (TWIN_PLACED
+	 * holds TWIN_EXTENTS) */
 	if (!err && (parts & TWIN_PLACED)) {
 		fold(&out->records, f);
-		err = walk_placeless(fs, ino, &out->records);
+		err = walk_merged(fs, ino, 0, (parts & (1u << TWIN_EXTENTS)) ?
+				  &out->h[TWIN_EXTENTS][f] : NULL,
+				  &out->records);
 	}
+	if (!err && (parts & (1u << TWIN_COWFORK)))
+		err = walk_merged(fs, ino, 1, &out->h[TWIN_COWFORK][f], NULL);
+	if (!err && (parts & TWIN_PLACED))
+		err = ref_tree_blocks(fs, ino, tree);
 	return err;
 }
 

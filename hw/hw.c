@@ -505,20 +505,28 @@ int hw_spec_path(const char *spec, size_t *off, size_t *len)
 	return *len > 0;
 }
 
-int hw_spec_same_path(const char *a, const char *b)
+int hw_spec_apart(const char *dev, const char *rt, char *err, size_t errlen)
 {
 	size_t ao, al, bo, bl;
 	char pa[4096], pb[4096];
 	struct stat sa, sb;
+	int same;
 
-	if (!hw_spec_path(a, &ao, &al) || !hw_spec_path(b, &bo, &bl) ||
+	if (!hw_spec_path(dev, &ao, &al) || !hw_spec_path(rt, &bo, &bl) ||
 	    al >= sizeof(pa) || bl >= sizeof(pb))
 		return 0;
-	snprintf(pa, sizeof(pa), "%.*s", (int)al, a + ao);
-	snprintf(pb, sizeof(pb), "%.*s", (int)bl, b + bo);
+	snprintf(pa, sizeof(pa), "%.*s", (int)al, dev + ao);
+	snprintf(pb, sizeof(pb), "%.*s", (int)bl, rt + bo);
 	if (!stat(pa, &sa) && !stat(pb, &sb))
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	return !strcmp(pa, pb);
+		same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	else
+		same = !strcmp(pa, pb);
+	if (!same)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "the realtime device %.200s is the data "
+			 "device's file too: give it one of its own", rt);
+	return -EINVAL;
 }
 
 int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen)

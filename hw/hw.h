@@ -182,11 +182,13 @@ int hw_open(const char *spec, struct hw_dev **out, char *err, size_t errlen);
  */
 int hw_spec_path(const char *spec, size_t *off, size_t *len);
 /*
- * 1 when specs a and b name one host file (hw_spec_path's paths: the same
- * file once they exist, else the same path), else 0.  A filesystem whose
- * realtime device is its data device's file writes one over the other.
+ * 0 when a realtime device spec rt names another host file than the data
+ * device spec dev (hw_spec_path's paths: the same file once they exist,
+ * else the same path), else -EINVAL with one line in err: a filesystem
+ * whose realtime device is its data device's file writes one over the
+ * other.
  */
-int hw_spec_same_path(const char *a, const char *b);
+int hw_spec_apart(const char *dev, const char *rt, char *err, size_t errlen);
 /* The device a layer stacks on; NULL when dev is a backend. */
 struct hw_dev *hw_layer_lower(struct hw_dev *dev);
 void hw_close(struct hw_dev *dev);

@@ -579,15 +579,6 @@ int bmap_unmap_keep(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 }
 
 /*
- * Move every record at or past file block `from` by delta blocks: up for
- * insert range (from the last record down, so nothing collides; a record
- * straddling `from` is split there and only its tail moves), down for
- * collapse range (from `from` up, into the gap the caller emptied; the
- * first record moved may now merge with its new left neighbour).  Each
- * record moves in one step and the transaction may roll between steps
- * that leave no rt extent of a realtime file half moved.
- */
-/*
  * The record inserts that moving e and the records after it in the
  * shift's order take until an edge falls on an rt extent boundary again
  * (n >= 1): the records of a realtime file may split an rt extent, and
@@ -614,6 +605,15 @@ static int group_inserts(struct bt_tree *t, struct ref_extent e,
 	return 0;
 }
 
+/*
+ * Move every record at or past file block `from` by delta blocks: up for
+ * insert range (from the last record down, so nothing collides; a record
+ * straddling `from` is split there and only its tail moves), down for
+ * collapse range (from `from` up, into the gap the caller emptied; the
+ * first record moved may now merge with its new left neighbour).  Each
+ * record moves in one step and the transaction may roll between steps
+ * that leave no rt extent of a realtime file half moved.
+ */
 int bmap_shift(struct ref_fs *fs, struct ref_inode *ip, uint64_t from,
 	       uint64_t delta, bool up)
 {

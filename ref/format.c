@@ -150,10 +150,6 @@ struct layout {
 	uint64_t rtblocks, rtextents, rtbmap;
 };
 
-/*
- * The realtime device: whole rt extents of rtx blocks (rtx <= maxext, so
- * one rt extent always fits an extent record), one bitmap bit each.
- */
 /* err, with why (when given) saying what it is. */
 static int layout_why(int err, char *why, size_t whylen, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -181,6 +177,10 @@ static int too_small(const struct layout *l, const char *what, uint64_t need,
 			  "64) or larger device" : ": a larger device");
 }
 
+/*
+ * The realtime device: whole rt extents of rtx blocks (rtx <= maxext, so
+ * one rt extent always fits an extent record), one bitmap bit each.
+ */
 static int rt_layout(const struct ref_mkfs_opts *o, uint64_t bpb,
 		     struct layout *l, char *why, size_t whylen)
 {

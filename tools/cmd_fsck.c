@@ -27,6 +27,7 @@ int cmd_fsck(int argc, char **argv)
 	struct ref_mount_opts o = { .flags = REF_MOUNT_RDONLY, .msg = msg_stderr };
 	const char *spec = NULL, *rtspec = NULL;
 	struct hw_dev *dev, *rt = NULL;
+	char err[256];
 	int rc;
 
 	prog_cmd = "fsoracle fsck";
@@ -57,9 +58,8 @@ int cmd_fsck(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		o.rtdev = rt;
-		if (hw_spec_same_path(spec, rtspec)) {
-			errmsg("the realtime device %s is the data device's "
-			       "file too: give it one of its own", rtspec);
+		if (hw_spec_apart(spec, rtspec, err, sizeof(err))) {
+			errmsg("%s", err);
 			hw_close(dev);
 			hw_close(rt);
 			return EXIT_USAGE;

@@ -37,7 +37,7 @@ int cmd_mkfs(int argc, char **argv)
 	const char *spec = NULL, *mopts = NULL, *rtspec = NULL;
 	struct hw_dev *dev, *rtdev = NULL;
 	char err[256];
-	int rc;
+	int rc, fits;
 
 	prog_cmd = "fsoracle mkfs";
 	if (wants_help(argc, argv)) {
@@ -76,33 +76,24 @@ int cmd_mkfs(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.rtdev = rtdev;
-	if (rtdev && hw_spec_same_path(spec, rtspec)) {
-		errmsg("the realtime device %s is the data device's file too: "
-		       "give it one of its own", rtspec);
-		hw_close(dev);
-		hw_close(rtdev);
-		return EXIT_USAGE;
-	}
-	if (ref_mkfs_check(&o, dev, rtdev, err, sizeof(err))) {
+	if ((rtdev && hw_spec_apart(spec, rtspec, err, sizeof(err))) ||
+	    ref_mkfs_check(&o, dev, rtdev, err, sizeof(err))) {
 		errmsg("%s", err);
 		hw_close(dev);
 		hw_close(rtdev);
 		return EXIT_USAGE;
 	}
+	/* a layout that does not fit is bad input, said in numbers */
 	rc = ref_mkfs_fits(dev, &o, err, sizeof(err));
-	if (rc) {
-		errmsg("cannot format %s%s%s: %s", spec, rtdev ? " with realtime "
-		       "device " : "", rtdev ? rtspec : "", err);
-		hw_close(dev);
-		hw_close(rtdev);
-		return EXIT_USAGE;
-	}
-	rc = ref_mkfs(dev, &o);
+	fits = rc == 0;
+	if (fits)
+		rc = ref_mkfs(dev, &o);
 	if (rc)
 		errmsg("cannot format %s%s%s: %s", spec, rtdev ? " with realtime "
-		       "device " : "", rtdev ? rtspec : "", ref_strerror(rc));
+		       "device " : "", rtdev ? rtspec : "",
+		       fits ? ref_strerror(rc) : err);
 	hw_close(dev);
 	if (rtdev)
 		hw_close(rtdev);
-	return rc ? exit_for(rc) : 0;
+	return !rc ? 0 : fits ? exit_for(rc) : EXIT_USAGE;
 }
