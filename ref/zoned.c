@@ -49,11 +49,12 @@
  * metadata references).  Blocks written past what committed metadata
  * references, by a transaction a crash lost, are dead.  A writable mount
  * resets every zone that holds no live data and finishes every partly
- * written zone but one, which becomes the open zone (a zone whose write
- * pointer a torn append left inside an rt extent is finished too: the
- * next append would not land on an rt extent boundary).  If a crash cut
- * a reclaim short, no zone may be empty: the mount finishes that reclaim
- * (zoned_recover) to bring the reserve back.
+ * written zone but the one with the most room, which becomes the open
+ * zone (when a torn append left its write pointer inside an rt extent,
+ * that extent is padded with zeroes first, so the next append lands on
+ * an rt extent boundary).  If a crash cut a reclaim short, no zone may be
+ * empty: the mount finishes that reclaim (zoned_recover) to bring the
+ * reserve back, into the open zone's room.
  *
  * Metadata stays on the data device.  The commit that maps appended data
  * flushes the realtime device first, in every data mode (data=writeback
@@ -79,7 +80,9 @@ struct zone_info {
 	uint64_t live;   /* rt extents allocated in the rt bitmap           */
 	uint64_t above;  /* ... of them at or above the write pointer (audit) */
 	uint8_t kind;    /* enum zone_kind                                  */
-	bool ragged;     /* the device's write pointer is inside an rt extent */
+	uint32_t ragged; /* bytes from the device's write pointer, left inside
+			    an rt extent by a torn append, to that extent's
+			    end; 0 when it is on an rt extent boundary       */
 };
 
 struct zoned_state {
@@ -271,26 +274,70 @@ static int zones_load(struct ref_fs *fs, struct zoned_state *zs)
 			zs->z[i].kind = ZK_SEQ;
 			zs->z[i].wp = z.cond == HW_ZC_FULL ? zs->usable :
 				      min64(w, zs->usable);
-			zs->z[i].ragged = z.cond != HW_ZC_FULL &&
-					  (z.wp - z.start) % zs->xbytes;
+			zs->z[i].ragged = z.cond == HW_ZC_FULL ||
+					  w > zs->usable ? 0 :
+					  (uint32_t)(w * zs->xbytes -
+						     (z.wp - z.start));
 		}
 	}
 	return 0;
 }
 
+/*
+ * A torn append left the zone's write pointer inside an rt extent: append
+ * zeroes to the extent's end (it is dead, as zones_load counted it), so
+ * the zone takes rt extents again.
+ */
+static int zone_pad(struct ref_fs *fs, uint64_t zone)
+{
+	struct zoned_state *zs = fs->zoned;
+	struct zone_info *z = &zs->z[zone];
+	uint64_t where = 0, want = (zone * zs->zext + z->wp) * zs->xbytes;
+	int err = hw_zone_append(fs->rtdev, zone, zs->zeros, z->ragged, 0,
+				 &where);
+
+	if (!err && where + z->ragged != want) {
+		ref_report(fs, "zoned: zone %llu's padding landed at byte %llu, "
+			   "expected %llu", (unsigned long long)zone,
+			   (unsigned long long)where,
+			   (unsigned long long)(want - z->ragged));
+		err = -EIO;
+	}
+	if (err)
+		return err;
+	fs->ctr.zone_appends++;
+	fs->ctr.bytes_zeroed += z->ragged;
+	z->ragged = 0;
+	return 0;
+}
+
+/*
+ * A writable mount: reset every zone without live data, keep open the
+ * partly written zone with the most room (padded to an rt extent
+ * boundary when a torn append left it inside one), finish the others.
+ * After a crash cut a reclaim short, the zone its moves went to is the
+ * one with room; zoned_recover needs that room to finish the reclaim.
+ */
 static int zones_settle(struct ref_fs *fs, struct zoned_state *zs)
 {
 	int err = 0;
 
+	for (uint64_t i = 0; i < zs->nzones; i++) {
+		struct zone_info *z = &zs->z[i];
+
+		if (z->kind == ZK_SEQ && z->wp && z->live && z->wp < zs->usable &&
+		    (zs->open == NO_ZONE || z->wp < zs->z[zs->open].wp))
+			zs->open = i;
+	}
+	if (zs->open != NO_ZONE && zs->z[zs->open].ragged)
+		err = zone_pad(fs, zs->open);
 	for (uint64_t i = 0; i < zs->nzones && !err; i++) {
 		struct zone_info *z = &zs->z[i];
 
-		if (z->kind != ZK_SEQ || z->wp == 0)
+		if (z->kind != ZK_SEQ || z->wp == 0 || i == zs->open)
 			continue;
 		if (z->live == 0)
 			err = zone_reset(fs, i);
-		else if (z->wp < zs->usable && zs->open == NO_ZONE && !z->ragged)
-			zs->open = i;
 		else /* no zone stays active but the open one */
 			err = zone_full(fs, i);
 	}

@@ -440,6 +440,62 @@ TEST(zoned_rt_cut_inside_a_reclaim_keeps_all_its_moves_or_none)
 	}
 }
 
+/*
+ * A torn append leaves a zone's write pointer inside an rt extent.  The
+ * mount pads that extent with zeroes and keeps the zone open: finishing
+ * it instead threw away the rest of the zone, and when a crash tore the
+ * moves of a reclaim, the zone they went to was the only room left
+ * (zoned_recover then had nowhere to finish the reclaim, and every dead
+ * rt extent stayed dead).  Zones of 8 blocks: a's 3 blocks fsynced, b's
+ * append of 2 blocks torn after 3 sectors of 512 bytes.
+ */
+TEST(zoned_rt_mount_pads_a_zone_a_torn_append_left_inside_an_rt_extent)
+{
+	struct efs z;
+	struct shadow a = { .b = calloc(1, SHADOW_MAX) };
+	struct shadow b = { .b = calloc(1, SHADOW_MAX) };
+	struct shadow c = { .b = calloc(1, SHADOW_MAX) };
+	struct hw_cut drop = { .kind = HW_CUT_DROP_ALL };
+	struct hw_cut tear = { .kind = HW_CUT_PREFIX, .n = 0,
+			       .tear = HW_TEAR_UNITS, .units = 3 };
+	struct blocks got = { .n = 0 };
+	struct hw_zone zn;
+	unsigned nr = 1;
+
+	CHECK_OK(e_new(&z, "crash:mem:16m", "crash:zoned:mem,size=128k,zone=32k",
+		       0));
+	CHECK_OK(e_file(&z, "a", &a.ino));
+	CHECK_OK(sh_write(z.fs, &a, 1, 0, 3 * BS));
+	CHECK_OK(ref_fsync(z.fs, a.ino));
+	CHECK_OK(e_file(&z, "b", &b.ino));
+	CHECK_OK(sh_write(z.fs, &b, 2, 0, 2 * BS));
+	ref_abandon(z.fs);
+	z.fs = NULL;
+	CHECK_OK(hw_crash_cut(z.dev, &drop));
+	CHECK_OK(hw_crash_cut(z.rtdev, &tear));
+	CHECK_OK(hw_report_zones(z.rtdev, 0, &zn, &nr));
+	CHECK_EQ(zn.wp - zn.start, 3 * BS + 3 * 512);  /* torn as planned */
+	CHECK_MSG(e_mount(&z) == 0, "%s", msgs);
+	CHECK_OK(hw_report_zones(z.rtdev, 0, &zn, &nr));
+	CHECK_MSG(zn.cond != HW_ZC_FULL && zn.wp - zn.start == 4 * BS,
+		  "zone 0 after the mount: condition %d, write pointer %llu",
+		  (int)zn.cond, (unsigned long long)(zn.wp - zn.start));
+	/* the next allocation goes on in zone 0, past the padded extent */
+	CHECK_OK(e_file(&z, "c", &c.ino));
+	CHECK_OK(sh_write(z.fs, &c, 3, 0, BS));
+	CHECK_OK(ref_fsync(z.fs, c.ino));
+	CHECK_OK(ref_bmap(z.fs, c.ino, collect_blocks, &got));
+	CHECK_EQ(got.n, 1);
+	CHECK_EQ(got.v[0], 4);
+	CHECK(sh_matches(z.fs, &a));
+	CHECK(sh_matches(z.fs, &c));
+	CHECK_MSG(audit(z.fs) == 0, "%s", msgs);
+	e_close(&z);
+	free(a.b);
+	free(b.b);
+	free(c.b);
+}
+
 /* The most reclaim work one mount of the engine did (crashes and
  * remounts start the counters over). */
 struct reclaimed { uint64_t resets, moves; };
