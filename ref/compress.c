@@ -358,24 +358,13 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 	memcpy(bytes, fs->da->cbuf, e->len << fs->bshift);
 	/*
 	 * No commit may fall between the first allocation and the remap (a
-	 * cut would leak the blocks): a zoned file takes one append of the
-	 * whole extent (it is at most the append limit), retried in the next
-	 * zone when this one is short of room (what it took is dead); any
-	 * other takes pieces from the allocator without its commit retry.
+	 * cut would leak the blocks, and a reclaim would find blocks no file
+	 * maps), so the allocator's commit retry is not used: pieces from the
+	 * allocator, or on a zoned file appends, once a reclaim made room
+	 * for them all (none can come between them then).
 	 */
-	for (int tries = 0; file_zoned(fs, ip) && !err && !np && tries < 3;
-	     tries++) {
-		uint64_t blk, got = 0;
-
-		err = zoned_append(fs, bytes, e->len, &blk, &got);
-		if (!err && got == e->len)
-			piece[np++] = (struct ref_extent){ e->fileoff, blk, got, 0 };
-		else if (!err)
-			err = rtalloc_free(fs, blk, got);
-		done = got == e->len ? got : 0;
-	}
-	if (file_zoned(fs, ip) && !err && !np)
-		err = -ENOSPC;
+	if (file_zoned(fs, ip))
+		err = zoned_make_room(fs, e->len);
 	while (!err && done < e->len) {
 		uint64_t blk, got = 0;
 		uint64_t want = min64(e->len - done, da_max_extent(fs, ip));
@@ -384,16 +373,21 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 			err = -ENOSPC; /* too fragmented to do in one step */
 			break;
 		}
-		err = file_alloc_blocks(fs, ip, e->fileoff + done, want, false,
-					&blk, &got);
-		if (!err) {
+		if (file_zoned(fs, ip)) { /* appended with the allocation */
+			err = zoned_append(fs, bytes + (done << fs->bshift),
+					   want, &blk, &got);
+		} else {
+			err = file_alloc_blocks(fs, ip, e->fileoff + done, want,
+						false, &blk, &got);
 			/* new blocks, reached only by the remap that commits
 			 * after them: written in place even for a journal-data
 			 * file, whose log may be smaller than the extent */
-			fs->ctr.data_bytes_written += got << fs->bshift;
-			err = hw_write(file_dev(fs, ip), blk << fs->bshift,
-				       bytes + (done << fs->bshift),
-				       got << fs->bshift, 0);
+			if (!err) {
+				fs->ctr.data_bytes_written += got << fs->bshift;
+				err = hw_write(file_dev(fs, ip), blk << fs->bshift,
+					       bytes + (done << fs->bshift),
+					       got << fs->bshift, 0);
+			}
 		}
 		if (err)
 			break;

@@ -544,6 +544,11 @@ int  zoned_recover(struct ref_fs *fs);
  * (the caller's n blocks); *got may be less (capped at the append limit). */
 int  zoned_append(struct ref_fs *fs, const uint8_t *data, uint64_t n,
 		  uint64_t *start, uint64_t *got);
+/* Reclaim now, before anything is allocated, until n rt blocks fit in
+ * the open zone's tail and the empty zones beyond the reserve: appends of
+ * n blocks in pieces then need no reclaim (which commits) between them.
+ * -ENOSPC when nothing left to reclaim gives that room. */
+int  zoned_make_room(struct ref_fs *fs, uint64_t n);
 /* Reclaim is moving live data (which no reservation holds back). */
 bool zoned_reclaiming(const struct ref_fs *fs);
 /* The longest allocation (rt blocks) one append may make. */

@@ -1090,6 +1090,40 @@ static int reclaim(struct ref_fs *fs)
 	return err;
 }
 
+/* rt extents appends can take without a reclaim. */
+static uint64_t room_without_reclaim(const struct zoned_state *zs)
+{
+	uint64_t tail = 0;
+
+	if (zs->open != NO_ZONE)
+		tail = zs->usable - zs->z[zs->open].wp;
+	return tail + (zs->nempty > RESERVE ? zs->nempty - RESERVE : 0) *
+		      zs->usable;
+}
+
+int zoned_make_room(struct ref_fs *fs, uint64_t n)
+{
+	struct zoned_state *zs = fs->zoned;
+	uint64_t want = (n + fs->rtx - 1) / fs->rtx;
+
+	/* each reclaim wins back its victim's dead space (the victim with
+	 * the most); the bound only guards against a reclaim that wins
+	 * nothing */
+	for (uint64_t i = 0; i <= zs->nzones; i++) {
+		uint64_t had = room_without_reclaim(zs);
+		int err;
+
+		if (had >= want)
+			return 0;
+		err = reclaim(fs);
+		if (err)
+			return err;
+		if (room_without_reclaim(zs) <= had)
+			break;
+	}
+	return room_without_reclaim(zs) >= want ? 0 : -ENOSPC;
+}
+
 /*
  * A writable mount's last step on a zoned realtime device: bring the
  * reserve back.  A reclaim moves its victim's live data into the open
