@@ -256,6 +256,7 @@ void op_parser_init(struct op_parser *p, struct op_seq *seq)
 {
 	p->seq = seq;
 	p->cur = 0;
+	p->hdr_seen = 0;
 }
 
 /* The header's keys, in the order they are written, and their fields. */
@@ -273,8 +274,8 @@ static const struct hdr_key {
 };
 #define NHDR_KEYS (sizeof(hdr_keys) / sizeof(hdr_keys[0]))
 
-/* The header field named by key[0..klen), or NULL. */
-static char *hdr_lookup(struct op_header *h, const char *key, size_t klen)
+/* The index in hdr_keys of the key named by key[0..klen), or -1. */
+static int hdr_lookup(const char *key, size_t klen)
 {
 	for (size_t i = 0; i < NHDR_KEYS; i++) {
 		const struct hdr_key *k = &hdr_keys[i];
@@ -282,9 +283,9 @@ static char *hdr_lookup(struct op_header *h, const char *key, size_t klen)
 		if ((klen == strlen(k->key) && !memcmp(key, k->key, klen)) ||
 		    (k->alias && klen == strlen(k->alias) &&
 		     !memcmp(key, k->alias, klen)))
-			return (char *)h + k->off;
+			return (int)i;
 	}
-	return NULL;
+	return -1;
 }
 
 static int header_line(struct op_parser *p, const char *line, char *err,
@@ -306,6 +307,7 @@ static int header_line(struct op_parser *p, const char *line, char *err,
 		const char *eq = memchr(t->s, '=', t->len);
 		size_t klen, vlen;
 		char *dst;
+		int key;
 
 		if (!eq)
 			return fail(err, errlen, t->col + 2,
@@ -313,12 +315,19 @@ static int header_line(struct op_parser *p, const char *line, char *err,
 				    show(t, sb, sizeof(sb)));
 		klen = (size_t)(eq - t->s);
 		vlen = t->len - klen - 1;
-		dst = hdr_lookup(h, t->s, klen);
-		if (!dst)
+		key = hdr_lookup(t->s, klen);
+		if (key < 0)
 			return fail(err, errlen, t->col + 2,
 				    "unknown header key '%.*s' (dev, rt, mkfs, "
 				    "mount, targets, seed, check)", (int)klen,
 				    t->s);
+		/* a second value would silently win over the first */
+		if (p->hdr_seen & (1u << key))
+			return fail(err, errlen, t->col + 2,
+				    "header key '%s' given twice",
+				    hdr_keys[key].key);
+		p->hdr_seen |= 1u << key;
+		dst = (char *)h + hdr_keys[key].off;
 		if (vlen >= OP_HDR_STR)
 			return fail(err, errlen, t->col + 2, "header value too long");
 		memcpy(dst, eq + 1, vlen);

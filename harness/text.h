@@ -48,6 +48,7 @@
 struct op_parser {
 	struct op_seq *seq;
 	unsigned cur;
+	unsigned hdr_seen;   /* a bit per header key given so far */
 };
 
 void op_parser_init(struct op_parser *p, struct op_seq *seq);
