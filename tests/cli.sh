@@ -117,6 +117,10 @@ for n in $(seq 1 12); do
 done
 [ -n "$seen" ] && ok || bad "no read fault made the mount after the crash fail"
 expect_grep "$tmp/err.crash" '^stat: Input/output error$' "stat without a filesystem says why"
+# no filesystem to audit at the end is the device's error, not a corrupted
+# image (exit 4 said so)
+expect_status 3 "io whose crash's mount failed" -- run io \
+	"faulty[read=4,off=0,len=512,sticky]:mem:64m" -c "pwrite 0 4k" -c crash
 
 # --- bad input: a clear line, non-zero at the end; as xfs_io, the other
 #     commands still run (the pwrite before the unknown word, the stat

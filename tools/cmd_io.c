@@ -52,7 +52,9 @@ static const char usage[] =
 "\n"
 "Exit status: 0 all commands succeeded, 1 a command failed, 2 bad usage\n"
 "or a command that is unknown or does not parse (the others still ran),\n"
-"4 the image is corrupted or not an fsoracle filesystem.\n";
+"3 an I/O error of the device (at the mount, or a crash or remount whose\n"
+"mount failed left no filesystem to audit at the end), 4 the image is\n"
+"corrupted or not an fsoracle filesystem.\n";
 
 #define CHUNK (1u << 20)
 #define XFS_IO_BS 4096u   /* xfs_io's default -b */
@@ -1013,7 +1015,14 @@ int cmd_io(int argc, char **argv)
 	if (io.t->ops->audit) {
 		char msg[256] = "";
 
-		if (io.t->ops->audit(io.t, msg, sizeof(msg))) {
+		int e = io.t->ops->audit(io.t, msg, sizeof(msg));
+
+		/* -EIO: no filesystem left (a crash or remount whose mount
+		 * failed), which the commands' errors already said */
+		if (e == -EIO) {
+			errmsg("no audit after the commands: %s", msg);
+			rc = EXIT_IO;
+		} else if (e) {
 			errmsg("audit after the commands failed: %s", msg);
 			rc = EXIT_CORRUPT;
 		}
