@@ -30,6 +30,7 @@ const char runopts_help[] =
 "  --keep-image         engines on file: devices mount the image as it is\n"
 "                       (made by `fsoracle mkfs`) instead of formatting\n"
 "                       it, and start over by unlinking their files\n"
+"                       (an image holding other files is refused)\n"
 "  --format F           auto (default), text, binary or fsx\n"
 "  --files N            binary form: files f0..f(N-1) (default 4)\n"
 "  --max-file SIZE      binary form: offsets and ends clamp here (16m)\n"

@@ -220,6 +220,9 @@ struct target {
 	char devnote[200];        /* a device given once, made this target's
 				     own: its spec (see target_list_open)   */
 	char names[OP_MAX_FILES][OP_NAME_MAX + 1]; /* file names used       */
+	char why[200];            /* why the last reset failed, when the
+				     target can say more than its errno
+				     ("" otherwise)                         */
 };
 
 /* Defaults the list parser fills in (from a log header or the CLI). */

@@ -694,16 +694,28 @@ static int engine_disarm(struct engine *e)
 	return hw_crash_cut(e->dev, NULL);
 }
 
+/* The first name in the directory, for a kept image that must be empty. */
+static int first_name(void *arg, const char *name, uint64_t ino)
+{
+	(void)ino;
+	snprintf(arg, OP_NAME_MAX + 1, "%s", name);
+	return 1;
+}
+
 /*
  * Back to no files.  A kept image (target_env.keep_image) keeps its
  * format: its files go one by one, so a run tests the filesystem someone
- * made with `fsoracle mkfs`, not one we made.
+ * made with `fsoracle mkfs`, not one we made.  A file there that the op
+ * log never names would be a stray to every listing after it, so such an
+ * image is refused (-ENOTEMPTY, the name in t->why).
  */
 static int engine_reset(struct target *t)
 {
 	struct engine *e = to_engine(t);
+	char other[OP_NAME_MAX + 1] = "";
 	int ret = 0;
 
+	t->why[0] = 0;
 	e->mnt.naive = e->base_naive;
 	e->mnt.fallback = e->base_fallback;
 	ret = engine_disarm(e);
@@ -721,6 +733,14 @@ static int engine_reset(struct target *t)
 			ret = 0;
 	}
 	e->known = 0;
+	if (!ret)
+		ret = ref_readdir(e->fs, first_name, other);
+	if (!ret && other[0]) {
+		snprintf(t->why, sizeof(t->why), "the image holds '%s', a file "
+			 "the op log does not name: --keep-image needs an image "
+			 "holding no other files", other);
+		return -ENOTEMPTY;
+	}
 	return ret ? ret : ref_sync(e->fs);
 }
 

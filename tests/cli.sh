@@ -117,6 +117,24 @@ for n in $(seq 1 12); do
 done
 [ -n "$seen" ] && ok || bad "no read fault made the mount after the crash fail"
 expect_grep "$tmp/err.crash" '^stat: Input/output error$' "stat without a filesystem says why"
+# --- --keep-image on an image holding a file the log never names: refused
+#     with the file's name (every listing after a crash counted it as a
+#     stray: a false exit 13), and the file is still there after
+"$FSO" mkfs "file:$tmp/kept.img,size=64m" >/dev/null
+run io "file:$tmp/kept.img" -c "open -f other" -c "pwrite 0 4k" >/dev/null 2>&1
+printf '#! fsoracle targets=engine:file:%s,model\npwrite 0 4k\ncrash\n' \
+	"$tmp/kept.img" >"$tmp/kept.ops"
+for cmd in replay minimize; do
+	expect_status 2 "$cmd --keep-image, an image with another file" -- \
+		run "$cmd" --keep-image "$tmp/kept.ops"
+	expect_grep "$tmp/err" "holds 'other', a file the op log does not name" \
+		"$cmd says which file"
+done
+expect_status 2 "run --keep-image, an image with another file" -- run run \
+	--keep-image --targets "engine:file:$tmp/kept.img,model" --ops 10 --seed 1
+run io "file:$tmp/kept.img" -c "open other" -c "stat" >"$tmp/out" 2>&1
+expect_grep "$tmp/out" '^stat.size = 4096$' "the other file is still there"
+
 # no filesystem to audit at the end is the device's error, not a corrupted
 # image (exit 4 said so)
 expect_status 3 "io whose crash's mount failed" -- run io \

@@ -118,10 +118,8 @@ static int write_minimal(const char *targets, struct target_env *env,
 	cfg.log_path = NULL; /* written here, where a failure is seen */
 	cfg.quiet = 0;
 	ret = check_new(t, *n, &cfg, seq, c);
-	if (ret) {
-		errmsg("cannot start the checker: %s", strerror(-ret));
-		return EXIT_IO;
-	}
+	if (ret)
+		return runargs_start_failed(t, *n, ret, NULL);
 	status = check_run(*c, seq);
 	ret = check_write_log(*c, strcmp(out, "-") ? out : "/dev/stdout");
 	if (ret) {
@@ -197,6 +195,10 @@ int cmd_minimize(int argc, char **argv)
 		mcfg.progress = progress;
 	o.check.targets = targets;
 	ret = minimize(t, n, &o.check, &mcfg, &seq, &st);
+	if (ret == -ENOTEMPTY) { /* the first reset refused the image */
+		rc = runargs_start_failed(t, n, ret, file);
+		goto out;
+	}
 	if (ret) {
 		errmsg("minimizing failed: %s", strerror(-ret));
 		rc = EXIT_IO;

@@ -94,8 +94,7 @@ static int replay_one(const char *path, const struct runopts *o,
 	cfg.targets = targets;
 	ret = check_new(t, n, &cfg, &seq, &c);
 	if (ret) {
-		errmsg("%s: cannot start the checker: %s", path, strerror(-ret));
-		rc = EXIT_IO;
+		rc = runargs_start_failed(t, n, ret, path);
 		goto out;
 	}
 	rc = check_run(c, &seq);

@@ -589,8 +589,7 @@ int cmd_run(int argc, char **argv)
 	o.check.targets = targets;
 	ret = check_new(t, n, &o.check, &meta, &c);
 	if (ret) {
-		errmsg("cannot start the checker: %s", strerror(-ret));
-		rc = EXIT_IO;
+		rc = runargs_start_failed(t, n, ret, NULL);
 		goto out;
 	}
 

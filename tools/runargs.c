@@ -42,6 +42,20 @@ int runargs_open(const char *targets, const struct target_env *env,
 	return ret == -EINVAL ? EXIT_USAGE : EXIT_IO;
 }
 
+int runargs_start_failed(struct target *const *t, int n, int ret,
+			 const char *prefix)
+{
+	const char *why = NULL;
+
+	for (int i = 0; i < n && !why; i++)
+		if (t[i]->why[0])
+			why = t[i]->why;
+	errmsg("%s%scannot start the checker: %s", prefix ? prefix : "",
+	       prefix ? ": " : "", why ? why : strerror(-ret));
+	/* an image the run cannot use is bad input, not a failed device */
+	return ret == -ENOTEMPTY ? EXIT_USAGE : EXIT_IO;
+}
+
 void runargs_local_name(const char *path, const char *suffix, char *out,
 			size_t len)
 {

@@ -44,6 +44,13 @@ int runargs_open(const char *targets, const struct target_env *env,
 		 struct target **t, int *n, const char *prefix);
 
 /*
+ * check_new failed with ret: print "PREFIX: cannot start the checker: "
+ * and why (a target's own reason when it gave one), return exit 3.
+ */
+int runargs_start_failed(struct target *const *t, int n, int ret,
+			 const char *prefix);
+
+/*
  * OUT = PATH's last component (at most 200 bytes of it) and suffix: a
  * command's default output lands in the current directory, never beside
  * an input in a corpus.
