@@ -117,6 +117,15 @@ for n in $(seq 1 12); do
 done
 [ -n "$seen" ] && ok || bad "no read fault made the mount after the crash fail"
 expect_grep "$tmp/err.crash" '^stat: Input/output error$' "stat without a filesystem says why"
+# --- a failed open leaves the open file as it was, as xfs_io's (the
+#     next write went to the missing name and created it)
+expect_status 1 "io open of a missing file" -- run io mem:64m -c "open -f a" \
+	-c "open other" -c "pwrite 0 4k" -c stat -c "open other"
+expect_grep "$tmp/out" '^fd.path = "a"$' "the write went to the file open before"
+expect_grep "$tmp/err" '^other: No such file or directory$' "the second open still fails"
+[ "$(grep -c '^other: No such' "$tmp/err")" = 2 ] && ok ||
+	bad "open of a missing file made it"
+
 # --- --keep-image on an image holding a file the log never names: refused
 #     with the file's name (every listing after a crash counted it as a
 #     stray: a false exit 13), and the file is still there after

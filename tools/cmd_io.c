@@ -532,11 +532,16 @@ static int w_open(struct io *io, int argc, char **argv)
 	snprintf(line, sizeof(line), "open %s%s", create ? "-f " : "", name);
 	{
 		struct op op = { 0 };
+		unsigned was = io->parser.cur;
 		int64_t r = apply_line(io, line, &op);
 
 		if (r == NOT_PARSED)
 			return IO_BAD;
 		ret = r < 0 ? io_fail(name, (int)r) : IO_OK;
+		/* as xfs_io: a failed open leaves the open file as it was (the
+		 * next write went to NAME and created it) */
+		if (r < 0)
+			io->parser.cur = was;
 	}
 	io->direct = direct && ret == IO_OK;
 	return ret;
