@@ -329,8 +329,6 @@ static int zones_settle(struct ref_fs *fs, struct zoned_state *zs)
 		    (zs->open == NO_ZONE || z->wp < zs->z[zs->open].wp))
 			zs->open = i;
 	}
-	if (zs->open != NO_ZONE && zs->z[zs->open].ragged)
-		err = zone_pad(fs, zs->open);
 	for (uint64_t i = 0; i < zs->nzones && !err; i++) {
 		struct zone_info *z = &zs->z[i];
 
@@ -341,6 +339,9 @@ static int zones_settle(struct ref_fs *fs, struct zoned_state *zs)
 		else /* no zone stays active but the open one */
 			err = zone_full(fs, i);
 	}
+	/* last: with the others closed, the append stays in the open limit */
+	if (!err && zs->open != NO_ZONE && zs->z[zs->open].ragged)
+		err = zone_pad(fs, zs->open);
 	return err;
 }
 
