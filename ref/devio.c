@@ -48,10 +48,17 @@ static int persist(struct ref_fs *fs, uint64_t off, uint64_t len)
 	return hw_persist(fs->dev, off, len);
 }
 
+bool meta_sectors_tear(struct hw_dev *dev)
+{
+	return (hw_caps(dev) & HW_CAP_BYTE_ADDR) ||
+	       dev->geo.atomic_write < HDR_SECTOR;
+}
+
 /*
  * The superblock and the journal header are rewritten in place under a
  * checksum over their first sector.  A block device writes a sector
- * whole; persistent memory promises 8 bytes, so a cut in the middle of
+ * whole; persistent memory promises 8 bytes (and a device may say it
+ * tears sectors too: crash[atomic=8]:mem), so a cut in the middle of
  * the stores would leave neither the old header nor the new one.  There
  * the header first goes, persisted, into the sector after it (bytes the
  * format otherwise keeps zero), then into place with the copy beside it:
@@ -111,6 +118,17 @@ int meta_write(struct ref_fs *fs, uint64_t blk, const void *data, bool durable)
 	uint8_t *whole = NULL;
 	int err;
 
+	if (blk <= 1 && fs->bs >= 2 * HDR_SECTOR && !byte_addr(fs) &&
+	    meta_sectors_tear(fs->dev)) {
+		/* a block device that tears sectors: its copy first, then
+		 * the header as on any block device */
+		err = header_copy_first(fs, off, data, &whole);
+		if (!err)
+			err = hw_write(fs->dev, off, whole, fs->bs,
+				       HW_META | (durable ? HW_FUA : 0));
+		free(whole);
+		return err;
+	}
 	if (!byte_addr(fs))
 		return hw_write(fs->dev, off, data, fs->bs,
 				HW_META | (durable ? HW_FUA : 0));

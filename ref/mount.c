@@ -88,11 +88,14 @@ static int check_super(struct ref_fs *fs, const uint8_t *sb)
 		ref_report(fs, "superblock: bad block size %u", bs);
 		return -EFSCORRUPTED;
 	}
-	if ((hw_caps(fs->dev) & HW_CAP_BYTE_ADDR) &&
-	    bs < REF_PMEM_MIN_BLOCKSIZE) {
-		ref_report(fs, "block size %u on persistent memory %s: at least "
-			   "%u is needed, for the torn-store copy of the header",
-			   bs, hw_spec(fs->dev), REF_PMEM_MIN_BLOCKSIZE);
+	if (meta_sectors_tear(fs->dev) && bs < REF_PMEM_MIN_BLOCKSIZE) {
+		bool pm = hw_caps(fs->dev) & HW_CAP_BYTE_ADDR;
+
+		ref_report(fs, "block size %u on %s%s%s: at least %u is needed, "
+			   "for the torn-store copy of the header", bs,
+			   pm ? "persistent memory " : "", hw_spec(fs->dev),
+			   pm ? "" : ", whose writes tear in units smaller "
+			   "than a sector", REF_PMEM_MIN_BLOCKSIZE);
 		return -EINVAL;
 	}
 	fs->bs = bs;

@@ -110,10 +110,13 @@ int ref_mkfs_check(const struct ref_mkfs_opts *o, struct hw_dev *dev,
 	if (o->reflink && rtdev)
 		FAIL("mkfs option reflink cannot go with a realtime device "
 		     "(shared blocks live on the data device only)");
-	if ((hw_caps(dev) & HW_CAP_BYTE_ADDR) && bs < REF_PMEM_MIN_BLOCKSIZE)
-		FAIL("mkfs option bs=%u: persistent memory %s needs blocks of "
-		     "at least %u bytes (the header's torn-store copy lives in "
-		     "its second sector)", bs, hw_spec(dev),
+	if (meta_sectors_tear(dev) && bs < REF_PMEM_MIN_BLOCKSIZE)
+		FAIL("mkfs option bs=%u: %s%s%s needs blocks of at least %u "
+		     "bytes (the header's torn-store copy lives in its second "
+		     "sector)", bs, (hw_caps(dev) & HW_CAP_BYTE_ADDR) ?
+		     "persistent memory " : "", hw_spec(dev),
+		     (hw_caps(dev) & HW_CAP_BYTE_ADDR) ? "" :
+		     ", whose writes tear in units smaller than a sector,",
 		     REF_PMEM_MIN_BLOCKSIZE);
 	return 0;
 }

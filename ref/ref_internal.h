@@ -457,6 +457,10 @@ int  exchange_recover(struct ref_fs *fs);
 int  meta_write(struct ref_fs *fs, uint64_t blk, const void *data,
 		bool durable);
 int  meta_barrier(struct ref_fs *fs);
+/* A cut may tear a sector of dev (persistent memory, or any device whose
+ * atomic unit is smaller): the superblock and the journal header need
+ * their torn-store copy, and blocks of REF_PMEM_MIN_BLOCKSIZE. */
+bool meta_sectors_tear(struct hw_dev *dev);
 
 /* delayed allocation and writeback (delalloc.c), seed path (e)'s
  * writeback twins (delalloc_cap.c), compressed extents (compress.c) */

@@ -613,6 +613,14 @@ expect_grep "$tmp/err" "needs blocks of at least 1024 bytes" "the refusal says w
 expect_status 0 "mkfs bs=512 on a file" -- run mkfs -m bs=512 "file:$tmp/p5.img,size=8m"
 expect_status 2 "fsck of a 512-byte-block image as pmem" -- run fsck "pmem:$tmp/p5.img,size=8m"
 expect_grep "$tmp/err" "block size 512 on persistent memory" "fsck says why"
+# a block device whose cuts tear in 8-byte units gets the same copy, so
+# the same floor (its headers were torn: EUCLEAN at the next mount)
+expect_status 2 "mkfs bs=512 on a device that tears sectors" -- \
+	run mkfs -m bs=512 "crash[atomic=8]:mem:8m"
+expect_grep "$tmp/err" "whose writes tear in units smaller than a sector" \
+	"the refusal says why"
+expect_status 0 "mkfs bs=1k on a device that tears sectors" -- \
+	run mkfs -m bs=1k "crash[atomic=8]:mem:8m"
 for s in 0 1 2 3 4 5 6 7; do
 	printf '%s\n' "#! fsoracle dev=pmem:$tmp/pj.img,size=6228k mkfs=bs=1024,maxrecs=4,inodes=16,journal=64 targets=engine,model seed=1" \
 		"cut 4 $s" "file f1" "chattr +j" "file f2" "pwrite 0 8k" "fsync" "cut 2 $s" "chattr +j" >"$tmp/pj.ops"
