@@ -345,12 +345,13 @@ static uint64_t find_clear(const uint8_t *bits, uint64_t i, uint64_t end)
 }
 
 /*
- * Find a free, non-busy run in group g starting at or after bit `from`.
- * Returns its length (0 = none) and its first bit in *at.
+ * Find a free, non-busy run of at least minlen (up to maxlen) in group g
+ * starting at or after bit `from`.  Returns its length (0 = none) and its
+ * first bit in *at.
  */
 static uint64_t group_find(struct ref_fs *fs, const struct alloc_space *s,
 			   const uint8_t *bits, uint32_t g, uint64_t from,
-			   uint64_t maxlen, uint64_t *at)
+			   uint64_t maxlen, uint64_t minlen, uint64_t *at)
 {
 	const struct busy_list *l = s->busy;
 	uint64_t glen = group_len(fs, s, g);
@@ -376,15 +377,23 @@ static uint64_t group_find(struct ref_fs *fs, const struct alloc_space *s,
 				continue;
 			}
 		}
+		if (e - st < minlen) { /* too short: on past it */
+			i = e;
+			continue;
+		}
 		*at = st;
 		return e - st;
 	}
 	return 0;
 }
 
-/* First fit of up to maxlen units at or after goal, wrapping around. */
+/*
+ * First fit of up to maxlen units at or after goal, wrapping around; a
+ * run shorter than minlen does not fit.
+ */
 static int space_alloc(struct ref_fs *fs, struct alloc_space *s, uint64_t goal,
-		       uint64_t maxlen, uint64_t *start, uint64_t *len)
+		       uint64_t maxlen, uint64_t minlen, uint64_t *start,
+		       uint64_t *len)
 {
 	uint32_t g0, g;
 	uint64_t from;
@@ -406,7 +415,8 @@ static int space_alloc(struct ref_fs *fs, struct alloc_space *s, uint64_t goal,
 		err = bm_get(fs, s, g, &b);
 		if (err)
 			return err;
-		n = group_find(fs, s, b->data + BM_HDR_SIZE, g, from, maxlen, &at);
+		n = group_find(fs, s, b->data + BM_HDR_SIZE, g, from, maxlen,
+			       minlen, &at);
 		if (n == 0) {
 			buf_put(fs, b);
 			continue;
@@ -510,7 +520,8 @@ static uint64_t rt_room(const struct ref_fs *fs)
 }
 
 static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
-			bool data, uint64_t *start, uint64_t *len)
+			uint64_t minlen, bool data, uint64_t *start,
+			uint64_t *len)
 {
 	int err;
 
@@ -534,7 +545,9 @@ static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	}
 	if (maxlen > fs->maxext)
 		maxlen = fs->maxext;
-	err = space_alloc(fs, &fs->dspace, goal, maxlen, start, len);
+	if (maxlen < minlen)
+		return -ENOSPC;
+	err = space_alloc(fs, &fs->dspace, goal, maxlen, minlen, start, len);
 	if (!err) {
 		fs->ctr.extents_allocated++;
 		fs->ctr.blocks_allocated += *len;
@@ -546,14 +559,24 @@ static int alloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 int alloc_extent(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		 uint64_t *start, uint64_t *len)
 {
-	return alloc_common(fs, goal, maxlen, false, start, len);
+	return alloc_common(fs, goal, maxlen, 1, false, start, len);
 }
 
 /* File data: up to maxlen blocks, first fit at or after goal. */
 int alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	       uint64_t *start, uint64_t *len)
 {
-	return alloc_common(fs, goal, maxlen, true, start, len);
+	return alloc_common(fs, goal, maxlen, 1, true, start, len);
+}
+
+/* File data: exactly n blocks in one run, first fit at or after goal;
+ * -ENOSPC when no free run is that long. */
+int alloc_data_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
+		     uint64_t *start)
+{
+	uint64_t len;
+
+	return alloc_common(fs, goal, n, n, true, start, &len);
 }
 
 /*
@@ -563,8 +586,8 @@ int alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
  * as for a data allocation: the mapping that follows may split B+tree
  * nodes.  mkfs keeps rtx <= maxext, so one rt extent always fits a record.
  */
-int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
-		   uint64_t *start, uint64_t *len)
+static int rtalloc_common(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+			  uint64_t minlen, uint64_t *start, uint64_t *len)
 {
 	uint64_t n = maxlen / fs->rtx, at, got, room;
 	int err;
@@ -582,10 +605,13 @@ int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		return -ENOSPC;
 	if (n > fs->maxext / fs->rtx)
 		n = fs->maxext / fs->rtx;
+	if (n * fs->rtx < minlen)
+		return -ENOSPC;
 	/* zoned: only at the open zone's write pointer, appended at once */
 	err = fs->zoned ? zoned_alloc_begin(fs, &goal, &n) : 0;
 	if (!err)
-		err = space_alloc(fs, &fs->rtspace, goal / fs->rtx, n, &at, &got);
+		err = space_alloc(fs, &fs->rtspace, goal / fs->rtx, n,
+				  (minlen + fs->rtx - 1) / fs->rtx, &at, &got);
 	if (!err && fs->zoned)
 		err = zoned_alloc_end(fs, at, got);
 	if (err)
@@ -594,6 +620,22 @@ int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 	*start = at * fs->rtx;
 	*len = got * fs->rtx;
 	return 0;
+}
+
+int rtalloc_blocks(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
+		   uint64_t *start, uint64_t *len)
+{
+	return rtalloc_common(fs, goal, maxlen, 1, start, len);
+}
+
+int rtalloc_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
+		  uint64_t *start)
+{
+	uint64_t len;
+
+	if (fs->zoned) /* only ever at the write pointer */
+		return -EINVAL;
+	return rtalloc_common(fs, goal, n, n, start, &len);
 }
 
 bool alloc_has_busy(const struct ref_fs *fs)

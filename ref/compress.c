@@ -338,6 +338,23 @@ static int alloc_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 #endif
 
 /*
+ * Blocks [blk, blk+n) were allocated for file block fb of an expansion:
+ * record them in piece[] (so that they go back if anything fails before
+ * the remap) and write their bytes.  New blocks, reached only by the
+ * remap that commits after them: written in place even for a
+ * journal-data file, whose log may be smaller than the extent.
+ */
+static int put_piece(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t blk, uint64_t n, const uint8_t *bytes,
+		     struct ref_extent *piece, unsigned *np)
+{
+	piece[(*np)++] = (struct ref_extent){ fb, blk, n, 0 };
+	fs->ctr.data_bytes_written += n << fs->bshift;
+	return hw_write(file_dev(fs, ip), blk << fs->bshift, bytes,
+			n << fs->bshift, 0);
+}
+
+/*
  * Rewrite compressed extent e plain: new blocks written first, then the
  * old record out and the new mapping in, in one transaction step.
  */
@@ -359,12 +376,27 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 	/*
 	 * No commit may fall between the first allocation and the remap (a
 	 * cut would leak the blocks, and a reclaim would find blocks no file
-	 * maps), so the allocator's commit retry is not used: pieces from the
-	 * allocator, or on a zoned file appends, once a reclaim made room
-	 * for them all (none can come between them then).
+	 * maps), so the allocator's commit retry is not used: one run, or
+	 * pieces from the allocator, or on a zoned file appends, once a
+	 * reclaim made room for them all (none can come between them then).
+	 * One run is tried first, wherever free space has one: the first
+	 * fit's pieces near the goal can be more than a step takes where
+	 * free space is fragmented (ENOSPC with room left).
 	 */
-	if (file_zoned(fs, ip))
+	if (file_zoned(fs, ip)) {
 		err = zoned_make_room(fs, e->len);
+	} else {
+		uint64_t blk;
+
+		err = file_alloc_whole(fs, ip, e->fileoff, e->len, &blk);
+		if (!err) {
+			done = e->len;
+			err = put_piece(fs, ip, e->fileoff, blk, e->len, bytes,
+					piece, &np);
+		} else if (err == -ENOSPC) {
+			err = 0;
+		}
+	}
 	while (!err && done < e->len) {
 		uint64_t blk, got = 0;
 		uint64_t want = min64(e->len - done, da_max_extent(fs, ip));
@@ -376,22 +408,17 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 		if (file_zoned(fs, ip)) { /* appended with the allocation */
 			err = zoned_append(fs, bytes + (done << fs->bshift),
 					   want, &blk, &got);
+			if (!err)
+				piece[np++] = (struct ref_extent){
+					e->fileoff + done, blk, got, 0 };
 		} else {
 			err = file_alloc_blocks(fs, ip, e->fileoff + done, want,
 						false, &blk, &got);
-			/* new blocks, reached only by the remap that commits
-			 * after them: written in place even for a journal-data
-			 * file, whose log may be smaller than the extent */
-			if (!err) {
-				fs->ctr.data_bytes_written += got << fs->bshift;
-				err = hw_write(file_dev(fs, ip), blk << fs->bshift,
-					       bytes + (done << fs->bshift),
-					       got << fs->bshift, 0);
-			}
+			if (!err)
+				err = put_piece(fs, ip, e->fileoff + done, blk,
+						got, bytes + (done << fs->bshift),
+						piece, &np);
 		}
-		if (err)
-			break;
-		piece[np++] = (struct ref_extent){ e->fileoff + done, blk, got, 0 };
 		done += got;
 	}
 	free(bytes);

@@ -184,6 +184,17 @@ int file_alloc_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	       alloc_try(fs, ip, fb, GOAL_LOOKUP, want, blk, got);
 }
 
+int file_alloc_whole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t n, uint64_t *blk)
+{
+	uint64_t goal = alloc_goal(fs, ip, fb);
+
+	if (file_zoned(fs, ip))
+		return -EINVAL;
+	return inode_is_rt(ip) ? rtalloc_whole(fs, goal, n, blk) :
+	       alloc_data_whole(fs, goal, n, blk);
+}
+
 /*
  * A write of a delalloc-capable file with delayed allocation on: holes
  * become delalloc pages (delalloc.c), everything else is written through.

@@ -352,6 +352,13 @@ int  alloc_extent(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		  uint64_t *start, uint64_t *len);
 int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		uint64_t *start, uint64_t *len);
+/* Exactly n blocks in one run (n at most maxext), first fit at or after
+ * goal: -ENOSPC when free space has no run that long.  The rt one takes
+ * whole rt extents, and never on a zoned device (-EINVAL). */
+int  alloc_data_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
+		      uint64_t *start);
+int  rtalloc_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
+		   uint64_t *start);
 /* Data blocks file data may still take (free, not busy, past the
  * B+tree reserve), delalloc reservations included. */
 uint64_t alloc_data_usable(const struct ref_fs *fs);
@@ -528,6 +535,10 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 int  file_alloc_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		       uint64_t want, bool may_commit, uint64_t *blk,
 		       uint64_t *got);
+/* Exactly n blocks in one run for file block fb, near its goal, without a
+ * commit: -ENOSPC when there is no such run. */
+int  file_alloc_whole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		      uint64_t n, uint64_t *blk);
 
 /* the realtime device on zoned storage (zoned.c) */
 int  zoned_mkfs(struct hw_dev *rtdev, uint32_t bs, uint32_t rtx);

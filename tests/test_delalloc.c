@@ -415,6 +415,51 @@ TEST(changes_to_part_of_a_compressed_extent_keep_every_byte)
 }
 
 /*
+ * Expanding a compressed extent (a write into part of it) where the free
+ * space after it is fragmented: 1 KiB blocks, f's 128 KiB compressed
+ * into a few blocks, then g's 200 blocks with every other one punched.
+ * The first fit from f's goal is 100 single blocks, more pieces than one
+ * expansion step takes: that was ENOSPC with the device nearly empty.
+ * The free run past g holds the extent whole.
+ */
+TEST(a_compressed_extent_expands_past_fragmented_free_space)
+{
+	struct ref_mkfs_opts o = { .blocksize = KB, .inodes = 16 };
+	uint8_t *buf = malloc(128 * KB), *junk = malloc(200 * KB), one = 0xab;
+	struct dfs z = { 0 };
+	uint64_t f, g;
+
+	NEED_COMPRESSION();
+	CHECK(buf && junk);
+	fill(buf, 128 * KB, 5, 1);
+	fill(junk, 200 * KB, 6, 0);
+	CHECK_OK(hw_open("mem:16m", &z.dev, NULL, 0));
+	CHECK_OK(ref_mkfs(z.dev, &o));
+	CHECK_OK(d_mount(&z, "compress=zstd"));
+	CHECK_OK(ref_create(z.fs, "f", &f));
+	CHECK_EQ(ref_pwrite(z.fs, f, buf, 128 * KB, 0), 128 * KB);
+	CHECK_OK(ref_fsync(z.fs, f));
+	CHECK_EQ(ctr(z.fs, "compressed_extents"), 1);
+	CHECK_OK(ref_create(z.fs, "g", &g));
+	CHECK_EQ(ref_pwrite(z.fs, g, junk, 200 * KB, 0), 200 * KB);
+	CHECK_OK(ref_fsync(z.fs, g));
+	for (uint64_t b = 0; b < 200; b += 2)
+		CHECK_OK(ref_fallocate(z.fs, g, REF_FALLOC_PUNCH_HOLE |
+				       REF_FALLOC_KEEP_SIZE, b * KB, KB));
+	/* the punched blocks become reusable once durable and checkpointed */
+	CHECK_OK(ref_unmount(z.fs));
+	z.fs = NULL;
+	CHECK_OK(d_mount(&z, "compress=zstd"));
+	CHECK_EQ(ref_pwrite(z.fs, f, &one, 1, 60 * KB), 1);
+	buf[60 * KB] = one;
+	CHECK_EQ(ctr(z.fs, "compressed_expands"), 1);
+	CHECK(reads_as(z.fs, f, buf, 128 * KB));
+	audited_and_remounted(&z, "compress=zstd", f, buf, 128 * KB);
+	free(buf);
+	free(junk);
+}
+
+/*
  * The seed's arithmetic at 8 MiB, 672 KiB appends: naive 13 calls (12 of
  * 672 KiB, one of 128), 12 x 2 + 1 = 25 chunks, 12 x 6 + 1 = 73
  * compressed extents; optimized 1 call, 16 chunks, 64 extents.  Without
