@@ -295,6 +295,23 @@ int target_list_open(const char *list, const struct target_env *env,
 		count++;
 		p = next;
 	}
+	/* A target that keeps no bytes is compared with its like only. */
+	for (int i = 0; i < count; i++) {
+		if (!(out[i]->caps & TARGET_NO_DATA))
+			continue;
+		for (int j = 0; j < count; j++) {
+			if (out[j]->caps & TARGET_NO_DATA)
+				continue;
+			snprintf(err, errlen, "%.100s keeps no file data (a "
+				 "null: device, or mounted nopagedata) and reads "
+				 "zeros, so %.100s cannot be compared with it: give "
+				 "targets that keep none either "
+				 "(engine:null:64m,naive:null:64m)",
+				 out[i]->name, out[j]->name);
+			ret = -EINVAL;
+			goto out_error;
+		}
+	}
 	/* Models without a block size follow the first other target. */
 	for (int i = 0; i < count && !bs; i++)
 		if (!(out[i]->caps & TARGET_MODEL) && out[i]->blocksize)

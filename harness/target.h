@@ -41,6 +41,9 @@
 #define TARGET_MODEL    (1u << 0) /* the model (or a wrapper of it)        */
 #define TARGET_CRASHES  (1u << 1) /* crash really loses non-durable state  */
 #define TARGET_AUDITS   (1u << 2) /* audit() checks internal consistency   */
+#define TARGET_NO_DATA  (1u << 3) /* keeps no file bytes, reads zeros (a
+				     null: device, pages without bytes):
+				     comparable only with targets alike    */
 
 struct target;
 

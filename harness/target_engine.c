@@ -885,6 +885,10 @@ int engine_target_new(const char *dev, enum engine_pin pin,
 		ret = engine_options(e, e->own_mkfs, e->own_mount, err, errlen);
 	if (ret)
 		goto out_error;
+	if (!(hw_caps(e->dev) & HW_CAP_STORES_DATA) ||
+	    (e->rtdev && !(hw_caps(e->rtdev) & HW_CAP_STORES_DATA)) ||
+	    (e->mnt.flags & REF_MOUNT_NOPAGEDATA))
+		e->t.caps |= TARGET_NO_DATA;
 	ret = ref_mkfs_check(&e->mkfs, e->dev, e->rtdev, err, errlen);
 	if (ret)
 		goto out_error;

@@ -117,6 +117,19 @@ for n in $(seq 1 12); do
 done
 [ -n "$seen" ] && ok || bad "no read fault made the mount after the crash fail"
 expect_grep "$tmp/err.crash" '^stat: Input/output error$' "stat without a filesystem says why"
+# --- a target that keeps no bytes (null:, nopagedata) against one that
+#     does: refused at the start, saying why (it was a data mismatch on
+#     the first verify: a false alarm by construction); against its like
+#     it runs
+expect_status 2 "run on null: against the model" -- run run --seed 1 \
+	--ops 200 --dev null:64m
+expect_grep "$tmp/err" "keeps no file data .* so model cannot be compared" \
+	"the refusal names both targets"
+expect_status 2 "run nopagedata against the model" -- run run --seed 1 \
+	--ops 200 --mount nopagedata -q
+expect_status 0 "run on null: against its like" -- run run --seed 1 \
+	--ops 2000 --targets engine:null:64m,naive:null:64m -q
+
 # --- a failed open leaves the open file as it was, as xfs_io's (the
 #     next write went to the missing name and created it)
 expect_status 1 "io open of a missing file" -- run io mem:64m -c "open -f a" \
