@@ -262,7 +262,8 @@ int buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
 	{
 		uint32_t m = magic ? magic : get32(b->data + BLKHDR_MAGIC);
 
-		/* a header torn on persistent memory: its copy (devio.c) */
+		/* a header torn where a cut tears sectors: its copy
+		 * (devio.c) */
 		if (m == MAGIC_SUPER || m == MAGIC_JHDR)
 			hdr_repair(b->data, fs->bs < HDR_SECTOR ? fs->bs :
 				   HDR_SECTOR, fs->bs, m, blkno);

@@ -19,6 +19,10 @@
  *                                             file data was stored since
  *                                             the last barrier
  *
+ * The superblock and the journal header go behind a copy of their first
+ * sector wherever a cut may tear a sector: on persistent memory, and on
+ * a block device whose atomic unit is smaller (meta_sectors_tear).
+ *
  * File data reaches the data device elsewhere (file.c), as plain writes;
  * on persistent memory those are stores a barrier must persist too
  * (ordered mode).  Rather than track their ranges, the barrier compares

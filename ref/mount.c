@@ -266,7 +266,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	err = hw_read(dev, 0, sb, 2 * HDR_SECTOR);
 	if (err)
 		goto fail;
-	/* torn on persistent memory: the copy after it (devio.c) */
+	/* torn where a cut tears sectors: the copy after it (devio.c) */
 	hdr_repair(sb, HDR_SECTOR, 2 * HDR_SECTOR, MAGIC_SUPER, 0);
 	err = check_super(fs, sb);
 	if (err)

@@ -51,8 +51,9 @@ struct ref_fs;
 /* mkfs geometry; zero in any field means "default". */
 struct ref_mkfs_opts {
 	uint32_t blocksize;      /* 512..65536, power of two; default 4096;
-				    at least REF_PMEM_MIN_BLOCKSIZE on a
-				    byte-addressable device (pmem)          */
+				    at least REF_PMEM_MIN_BLOCKSIZE where a
+				    cut tears sectors (pmem, a device of a
+				    smaller atomic unit)                    */
 	uint32_t btree_maxrecs;  /* records per B+tree node; 0 = fill block  */
 	uint32_t inodes;         /* inode table size; default 1024           */
 	uint32_t journal_blocks; /* log size; default max(64, size/64) <=8192 */

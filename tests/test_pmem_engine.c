@@ -163,6 +163,36 @@ TEST(pmem_torn_header_is_taken_from_its_copy)
 }
 
 /*
+ * A block device whose cuts tear sectors (crash[atomic=8]:mem, as the
+ * crash fuzz target's pmem presets run without libpmem2) gets the same
+ * copy: a header damaged in its checksummed sector is taken from it, and
+ * both damaged is a corrupted image.  Without the copy, a cut there left
+ * the superblock or the journal header torn (EUCLEAN at the next mount).
+ */
+TEST(a_block_device_that_tears_sectors_keeps_a_header_copy)
+{
+	struct efs z;
+	uint64_t ino;
+
+	for (uint64_t blk = 0; blk < 2; blk++) {
+		CHECK_OK(e_new(&z, "crash[atomic=8]:mem:8m", NULL, 0));
+		CHECK_OK(e_file(&z, "f", &ino));
+		CHECK_OK(ref_unmount(z.fs)); /* checkpoint: both headers written */
+		z.fs = NULL;
+		damage(z.dev, blk, false);
+		CHECK_MSG(fsck(&z) == 0, "block %llu: %s", (unsigned long long)blk,
+			  msgs);
+		CHECK_OK(e_mount(&z));
+		CHECK_OK(ref_lookup(z.fs, "f", &ino));
+		CHECK_OK(ref_unmount(z.fs));
+		z.fs = NULL;
+		damage(z.dev, blk, true);
+		CHECK_EQ(fsck(&z), -EFSCORRUPTED);
+		e_close(&z);
+	}
+}
+
+/*
  * The crash test (test_engine_util.h) on pmem: cut at every write of the
  * data device, dropping every store not persisted, keeping them all, or
  * keeping a seeded half and tearing the rest in 8-byte words, by turns.
