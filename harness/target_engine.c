@@ -74,6 +74,8 @@ struct engine {
 	struct hw_dev *dev;
 	struct hw_dev *rtdev;        /* NULL: no realtime device              */
 	struct ref_fs *fs;           /* NULL after a failed (re)mount         */
+	int gone;                    /* why fs is NULL: the failed mount's or
+				        unmount's -errno (0 while mounted)   */
 	struct ref_mkfs_opts mkfs;
 	struct ref_mount_opts mnt;
 	uint64_t ino[OP_MAX_FILES];
@@ -128,6 +130,7 @@ static int do_mount(struct engine *e)
 	ret = ref_mount(e->dev, &e->mnt, &e->fs);
 	if (!ret)
 		ret = ref_statfs(e->fs, &st);
+	e->gone = ret;
 	if (ret) {
 		if (e->fs)
 			ref_abandon(e->fs);
@@ -395,6 +398,7 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		if (e->fs) {
 			ret = ref_unmount(e->fs);
 			e->fs = NULL;
+			e->gone = ret;
 			if (ret)
 				return ret;
 		}
@@ -625,7 +629,7 @@ static int engine_audit(struct target *t, char *msg, size_t msglen)
 	if (!e->fs) {
 		snprintf(msg, msglen, "no mounted filesystem (last message: %s)",
 			 e->msg[0] ? e->msg : "none");
-		return -EIO;
+		return e->gone ? e->gone : -EIO;
 	}
 	if (msglen)
 		msg[0] = 0;
@@ -694,11 +698,21 @@ static int engine_disarm(struct engine *e)
 	return hw_crash_cut(e->dev, NULL);
 }
 
-/* The first name in the directory, for a kept image that must be empty. */
-static int first_name(void *arg, const char *name, uint64_t ino)
+/* A kept image's first name that is none of the log's (stops there). */
+struct other_name {
+	const struct target *t;
+	char name[OP_NAME_MAX + 1];
+};
+
+static int other_name(void *arg, const char *name, uint64_t ino)
 {
+	struct other_name *o = arg;
+
 	(void)ino;
-	snprintf(arg, OP_NAME_MAX + 1, "%s", name);
+	for (unsigned i = 0; i < OP_MAX_FILES; i++)
+		if (strcmp(o->t->names[i], name) == 0)
+			return 0;
+	snprintf(o->name, sizeof(o->name), "%s", name);
 	return 1;
 }
 
@@ -712,7 +726,7 @@ static int first_name(void *arg, const char *name, uint64_t ino)
 static int engine_reset(struct target *t)
 {
 	struct engine *e = to_engine(t);
-	char other[OP_NAME_MAX + 1] = "";
+	struct other_name other = { .t = t };
 	int ret = 0;
 
 	t->why[0] = 0;
@@ -727,20 +741,21 @@ static int engine_reset(struct target *t)
 		ref_set_paths(e->fs, e->mnt.naive, e->mnt.fallback);
 	if (!e->fs)
 		ret = do_mount(e);
+	/* refused before anything is unlinked: the image stays as it was */
+	if (!ret)
+		ret = ref_readdir(e->fs, other_name, &other);
+	if (!ret && other.name[0]) {
+		snprintf(t->why, sizeof(t->why), "the image holds '%s', a file "
+			 "the op log does not name: --keep-image needs an image "
+			 "holding no other files", other.name);
+		return -ENOTEMPTY;
+	}
 	for (unsigned i = 0; i < OP_MAX_FILES && !ret; i++) {
 		ret = ref_unlink(e->fs, t->names[i]);
 		if (ret == -ENOENT)
 			ret = 0;
 	}
 	e->known = 0;
-	if (!ret)
-		ret = ref_readdir(e->fs, first_name, other);
-	if (!ret && other[0]) {
-		snprintf(t->why, sizeof(t->why), "the image holds '%s', a file "
-			 "the op log does not name: --keep-image needs an image "
-			 "holding no other files", other);
-		return -ENOTEMPTY;
-	}
 	return ret ? ret : ref_sync(e->fs);
 }
 

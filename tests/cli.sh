@@ -132,9 +132,10 @@ expect_status 0 "run on null: against its like" -- run run --seed 1 \
 
 # --- a failed open leaves the open file as it was, as xfs_io's (the
 #     next write went to the missing name and created it)
-expect_status 1 "io open of a missing file" -- run io mem:64m -c "open -f a" \
+expect_status 1 "io open of a missing file" -- run io mem:64m -c "open -fd a" \
 	-c "open other" -c "pwrite 0 4k" -c stat -c "open other"
 expect_grep "$tmp/out" '^fd.path = "a"$' "the write went to the file open before"
+expect_grep "$tmp/out" '^fd.flags = non-sync,direct' "still opened for direct I/O"
 expect_grep "$tmp/err" '^other: No such file or directory$' "the second open still fails"
 [ "$(grep -c '^other: No such' "$tmp/err")" = 2 ] && ok ||
 	bad "open of a missing file made it"
@@ -143,7 +144,8 @@ expect_grep "$tmp/err" '^other: No such file or directory$' "the second open sti
 #     with the file's name (every listing after a crash counted it as a
 #     stray: a false exit 13), and the file is still there after
 "$FSO" mkfs "file:$tmp/kept.img,size=64m" >/dev/null
-run io "file:$tmp/kept.img" -c "open -f other" -c "pwrite 0 4k" >/dev/null 2>&1
+run io "file:$tmp/kept.img" -c "open -f other" -c "pwrite 0 4k" \
+	-c "open -f f0" -c "pwrite 0 2k" >/dev/null 2>&1
 printf '#! fsoracle targets=engine:file:%s,model\npwrite 0 4k\ncrash\n' \
 	"$tmp/kept.img" >"$tmp/kept.ops"
 for cmd in replay minimize; do
@@ -154,13 +156,29 @@ for cmd in replay minimize; do
 done
 expect_status 2 "run --keep-image, an image with another file" -- run run \
 	--keep-image --targets "engine:file:$tmp/kept.img,model" --ops 10 --seed 1
-run io "file:$tmp/kept.img" -c "open other" -c "stat" >"$tmp/out" 2>&1
+run io "file:$tmp/kept.img" -c "open other" -c "stat" -c "open f0" -c stat \
+	>"$tmp/out" 2>&1
 expect_grep "$tmp/out" '^stat.size = 4096$' "the other file is still there"
+expect_grep "$tmp/out" '^stat.size = 2048$' "and the log's f0 (nothing unlinked)"
 
-# no filesystem to audit at the end is the device's error, not a corrupted
-# image (exit 4 said so)
+# no filesystem to audit at the end is the failed mount's error: the
+# device's (exit 3; it was 4, a corrupted image) ...
 expect_status 3 "io whose crash's mount failed" -- run io \
 	"faulty[read=4,off=0,len=512,sticky]:mem:64m" -c "pwrite 0 4k" -c crash
+# ... or a corrupted image's: an extent-tree leaf damaged on the image,
+# read first by the mount after the crash (an unlinked file's orphan)
+expect_status 0 "mkfs for the damaged leaf" -- run mkfs -m bs=4k,maxrecs=4,journal=256 \
+	"file:$tmp/leaf.img,size=32m"
+extents=()
+for i in $(seq 0 12); do extents+=(-c "pwrite $((i * 8192)) 4096"); done
+expect_status 0 "a file of 13 extents" -- run io "file:$tmp/leaf.img" -c "open -f a" \
+	"${extents[@]}"
+leaf=$(LC_ALL=C grep -obUaP '\x42\x4f\x53\x46' "$tmp/leaf.img" | cut -d: -f1 |
+	awk '$1 % 4096 == 0 && $1 / 4096 > 258 { print $1 / 4096 }' | sed -n 3p)
+printf '\xff' | dd of="$tmp/leaf.img" bs=1 seek=$((leaf * 4096 + 300)) conv=notrunc status=none
+expect_status 4 "io whose crash's mount found corruption" -- run io "file:$tmp/leaf.img" \
+	-c "open a" -c "unlink a" -c sync -c crash
+expect_grep "$tmp/err" "no audit after the commands: .*bad checksum" "the mount's reason"
 
 # --- bad input: a clear line, non-zero at the end; as xfs_io, the other
 #     commands still run (the pwrite before the unknown word, the stat

@@ -52,9 +52,10 @@ static const char usage[] =
 "\n"
 "Exit status: 0 all commands succeeded, 1 a command failed, 2 bad usage\n"
 "or a command that is unknown or does not parse (the others still ran),\n"
-"3 an I/O error of the device (at the mount, or a crash or remount whose\n"
-"mount failed left no filesystem to audit at the end), 4 the image is\n"
-"corrupted or not an fsoracle filesystem.\n";
+"3 an I/O error of the device (at the mount, or at a crash's or remount's\n"
+"mount, which left no filesystem to audit at the end), 4 the image is\n"
+"corrupted or not an fsoracle filesystem (found by any mount, or by the\n"
+"audit at the end).\n";
 
 #define CHUNK (1u << 20)
 #define XFS_IO_BS 4096u   /* xfs_io's default -b */
@@ -543,7 +544,8 @@ static int w_open(struct io *io, int argc, char **argv)
 		if (r < 0)
 			io->parser.cur = was;
 	}
-	io->direct = direct && ret == IO_OK;
+	if (ret == IO_OK)
+		io->direct = direct;
 	return ret;
 }
 
@@ -1022,11 +1024,12 @@ int cmd_io(int argc, char **argv)
 
 		int e = io.t->ops->audit(io.t, msg, sizeof(msg));
 
-		/* -EIO: no filesystem left (a crash or remount whose mount
-		 * failed), which the commands' errors already said */
-		if (e == -EIO) {
+		/* no filesystem left (a crash or remount whose mount failed,
+		 * which the commands' errors already said): its error, EIO
+		 * from the device or a corrupted image */
+		if (e && !engine_target_fs(io.t)) {
 			errmsg("no audit after the commands: %s", msg);
-			rc = EXIT_IO;
+			rc = exit_for(e);
 		} else if (e) {
 			errmsg("audit after the commands failed: %s", msg);
 			rc = EXIT_CORRUPT;

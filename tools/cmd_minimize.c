@@ -38,8 +38,9 @@ static const char usage_exit[] =
 "\n"
 "Exit status: 0 a minimal failing log was written; 1 FILE does not fail\n"
 "on these targets, or its replay ran out of memory (nothing to\n"
-"minimize); 2 bad usage or an unreadable or malformed FILE; 3 a target\n"
-"could not be opened or OUT not written.\n";
+"minimize); 2 bad usage, an unreadable or malformed FILE, targets that\n"
+"cannot be compared or a --keep-image image holding other files; 3 a\n"
+"target could not be opened or OUT not written.\n";
 
 static void print_usage(FILE *f)
 {
@@ -101,7 +102,8 @@ static int minimize_arg(void *ctx, int argc, char **argv, int *i)
  * report of the minimal failure, on fresh targets as `replay` would:
  * devices the tries used can hold, where a cut drops a write, the same
  * bytes an earlier try made durable there.  The checker is left in *c
- * and the targets in t for the caller to free.  0 or EXIT_IO.
+ * and the targets in t for the caller to free.  0, EXIT_IO, or EXIT_USAGE
+ * when a target refused to start (runargs_start_failed).
  */
 static int write_minimal(const char *targets, struct target_env *env,
 			 struct target **t, int *n, const struct check_cfg *check,

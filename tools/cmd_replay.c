@@ -49,8 +49,10 @@ static const char usage_exit[] =
 "checker error, 15 twin state mismatch (the engine targets' extents, free\n"
 "space or refcounts differ where the header's check=twins=PARTS asks);\n"
 "16 out of memory, which is no finding (an allocation failed under this\n"
-"process's memory limit: replay with more memory); 2 bad usage or an\n"
-"unreadable or malformed FILE; 3 a target could not be opened.\n";
+"process's memory limit: replay with more memory); 2 bad usage, an\n"
+"unreadable or malformed FILE, targets that cannot be compared (one keeps\n"
+"no bytes) or a --keep-image image holding other files; 3 a target could\n"
+"not be opened.\n";
 
 static void print_usage(FILE *f)
 {

@@ -124,8 +124,9 @@ static const char usage_exit[] =
 "audit failure, 13 result mismatch (unexpected errno), 14 checker error,\n"
 "15 twin state mismatch, 16 out of memory under a memory limit (no\n"
 "finding: the run stops and writes its op log for a replay with more\n"
-"memory; see `fsoracle replay --help`); 2 bad usage; 3 a target could\n"
-"not be opened.\n";
+"memory; see `fsoracle replay --help`); 2 bad usage, targets that cannot\n"
+"be compared (one keeps no bytes) or a --keep-image image holding other\n"
+"files; 3 a target could not be opened.\n";
 
 static void print_usage(FILE *f)
 {

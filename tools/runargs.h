@@ -45,7 +45,8 @@ int runargs_open(const char *targets, const struct target_env *env,
 
 /*
  * check_new failed with ret: print "PREFIX: cannot start the checker: "
- * and why (a target's own reason when it gave one), return exit 3.
+ * and why (a target's own reason when it gave one); return exit 2 for a
+ * kept image a target refused (-ENOTEMPTY), else 3.
  */
 int runargs_start_failed(struct target *const *t, int n, int ret,
 			 const char *prefix);
