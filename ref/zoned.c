@@ -103,9 +103,9 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /*
  * The zoned geometry the engine needs, for mkfs and mount: zones hold
- * whole rt extents, an rt extent fits one append and a zone's capacity,
- * and there are at least two sequential zones (one to write, one in
- * reserve for reclaim).  Returns 0 or -EINVAL with the reason in *why.
+ * whole rt extents of whole sectors, an rt extent fits one append and a
+ * zone's capacity, and there are at least two sequential zones (one to
+ * write, one in reserve for reclaim).  Returns 0 or -EINVAL with the reason in *why.
  */
 static int geometry_ok(const struct hw_dev *rtdev, uint32_t xbytes,
 		       const char **why)
@@ -115,6 +115,9 @@ static int geometry_ok(const struct hw_dev *rtdev, uint32_t xbytes,
 	*why = NULL;
 	if (g->zone_size % xbytes)
 		*why = "the zone size is not a whole number of rt extents";
+	else if (g->sector_size && xbytes % g->sector_size)
+		*why = "an rt extent is not a whole number of the device's "
+		       "sectors (its appends and the mount's padding are)";
 	else if (g->max_append < xbytes)
 		*why = "an rt extent is larger than the zone append limit";
 	else if (g->nr_zones < (uint64_t)g->nr_conv + 1 + RESERVE)
