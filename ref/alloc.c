@@ -635,6 +635,8 @@ int rtalloc_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
 
 	if (fs->zoned) /* only ever at the write pointer */
 		return -EINVAL;
+	if (n % fs->rtx) /* not whole rt extents: no such run */
+		return -ENOSPC;
 	return rtalloc_common(fs, goal, n, n, start, &len);
 }
 

@@ -354,7 +354,8 @@ int  alloc_data(struct ref_fs *fs, uint64_t goal, uint64_t maxlen,
 		uint64_t *start, uint64_t *len);
 /* Exactly n blocks in one run (n at most maxext), first fit at or after
  * goal: -ENOSPC when free space has no run that long.  The rt one takes
- * whole rt extents, and never on a zoned device (-EINVAL). */
+ * whole rt extents (-ENOSPC when n is not), never on a zoned device
+ * (-EINVAL). */
 int  alloc_data_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
 		      uint64_t *start);
 int  rtalloc_whole(struct ref_fs *fs, uint64_t goal, uint64_t n,
