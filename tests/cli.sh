@@ -139,6 +139,14 @@ expect_grep "$tmp/out" '^fd.flags = non-sync,direct' "still opened for direct I/
 expect_grep "$tmp/err" '^other: No such file or directory$' "the second open still fails"
 [ "$(grep -c '^other: No such' "$tmp/err")" = 2 ] && ok ||
 	bad "open of a missing file made it"
+# and a failed open gives back the name's slot: 9 failed opens of new
+# names, then a new file (8 names at most; the 9th was refused)
+opens=()
+for i in 1 2 3 4 5 6 7 8 9; do opens+=(-c "open missing$i"); done
+expect_status 1 "io after 9 failed opens" -- run io mem:64m "${opens[@]}" \
+	-c "open -f real" -c "pwrite 0 1k" -c stat
+expect_grep "$tmp/out" '^fd.path = "real"$' "a new name still has a slot"
+expect_nogrep "$tmp/err" "too many files" "no slot was used up"
 
 # --- --keep-image on an image holding a file the log never names: refused
 #     with the file's name (every listing after a crash counted it as a

@@ -534,15 +534,23 @@ static int w_open(struct io *io, int argc, char **argv)
 	{
 		struct op op = { 0 };
 		unsigned was = io->parser.cur;
-		int64_t r = apply_line(io, line, &op);
+		bool named = false;
+		int64_t r;
 
+		for (unsigned i = 0; i < OP_MAX_FILES; i++)
+			named |= strcmp(io->seq.names[i], name) == 0;
+		r = apply_line(io, line, &op);
 		if (r == NOT_PARSED)
 			return IO_BAD;
 		ret = r < 0 ? io_fail(name, (int)r) : IO_OK;
 		/* as xfs_io: a failed open leaves the open file as it was (the
-		 * next write went to NAME and created it) */
-		if (r < 0)
+		 * next write went to NAME and created it), and a name it
+		 * brought gives its slot back (8 failed opens filled them) */
+		if (r < 0) {
 			io->parser.cur = was;
+			if (!named)
+				io->seq.names[op.file][0] = 0;
+		}
 	}
 	if (ret == IO_OK)
 		io->direct = direct;
