@@ -105,7 +105,8 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
  * The zoned geometry the engine needs, for mkfs and mount: zones hold
  * whole rt extents of whole sectors, an rt extent fits one append and a
  * zone's capacity, and there are at least two sequential zones (one to
- * write, one in reserve for reclaim).  Returns 0 or -EINVAL with the reason in *why.
+ * write, one in reserve for reclaim).  Returns 0 or -EINVAL with the
+ * reason in *why.
  */
 static int geometry_ok(const struct hw_dev *rtdev, uint32_t xbytes,
 		       const char **why)
