@@ -1049,6 +1049,47 @@ static int settle_full(struct checker *c, const struct op *op, int64_t *r,
 	return 0;
 }
 
+/*
+ * Some targets could not create a file (ENFILE) where others did: no bug
+ * when each of them has no free inode left (a small inode table, mkfs
+ * inodes=N), but the targets are out of step for good: stall.  With
+ * inodes free it is a failure.  0 when nothing to settle or stalled.
+ */
+static int settle_nofiles(struct checker *c, const struct op *op,
+			  const int64_t *r)
+{
+	int nfull = 0, other = 0;
+	char eb[32];
+
+	for (int i = 0; i < c->n; i++)
+		if (r[i] == -ENFILE)
+			nfull++;
+		else
+			other = 1;
+	if (!nfull || !other)
+		return 0;
+	for (int i = 0; i < c->n; i++) {
+		struct target_space sp = { .free_inodes = UINT64_MAX };
+		struct target *t = c->t[i];
+
+		if (r[i] != -ENFILE)
+			continue;
+		if (!t->ops->space || t->ops->space(t, op->file, &sp) ||
+		    sp.free_inodes == UINT64_MAX)
+			return 0; /* cannot be judged: the plain mismatch */
+		if (sp.free_inodes)
+			return check_fail(c, CHECK_ERRNO, i, op->file, NULL,
+					  NULL, 0, 0, "returned %s on %s with "
+					  "%llu free inodes",
+					  check_errstr(r[i], eb, sizeof(eb)),
+					  t->name,
+					  (unsigned long long)sp.free_inodes);
+	}
+	c->stalled = 1;
+	c->st.stalls++;
+	return 0;
+}
+
 /* pwrite and pread: piece by piece, all targets per piece. */
 static int rw_op(struct checker *c, const struct op *op, uint64_t opno,
 		 int64_t *result)
@@ -1071,6 +1112,8 @@ static int rw_op(struct checker *c, const struct op *op, uint64_t opno,
 			r[i] = c->t[i]->ops->apply(c->t[i], &sub, c->wbuf,
 						   c->rbuf[i]);
 		ret = settle_full(c, &sub, r, op->kind == OP_PWRITE);
+		if (!ret && !c->stalled)
+			ret = settle_nofiles(c, &sub, r);
 		if (!ret && c->stalled) {
 			*result = r[c->ref];
 			return 0;
@@ -1107,6 +1150,8 @@ static int simple_op(struct checker *c, const struct op *op, int64_t *result)
 		r[i] = c->t[i]->ops->apply(c->t[i], op, NULL, NULL);
 	ret = op->kind == OP_CRASH ? 0 :
 	      settle_full(c, op, r, op->kind == OP_COPY_RANGE);
+	if (!ret && !c->stalled && op->kind != OP_CRASH)
+		ret = settle_nofiles(c, op, r);
 	if (!ret && !c->stalled)
 		ret = compare_results(c, r, op->file);
 	*result = r[c->ref];

@@ -210,9 +210,9 @@ int check_new_round(struct checker *c, const char *mkfs, const char *mount,
  * NULL or "" for none.  Kept across resets until set again. */
 void check_set_note(struct checker *c, const char *note);
 
-/* True when the targets ran out of space unevenly and could not be made
- * to agree again (see the top): check_op, check_verify and check_finish
- * do nothing and return 0 until check_reset. */
+/* True when the targets ran out of space (or inodes) unevenly and could
+ * not be made to agree again (see the top): check_op, check_verify and
+ * check_finish do nothing and return 0 until check_reset. */
 int check_stalled(const struct checker *c);
 
 const struct check_stats *check_stats(const struct checker *c);

@@ -33,7 +33,7 @@ const char target_list_help[] =
 "  host[:DIR]      real files in DIR (default: a new temp directory)\n"
 "  planted:BUG     the model with one planted bug, to see the checker\n"
 "                  fail: trunc_tail punch_short zero_keep_size\n"
-"                  collapse_eio audit_unlink enospc_room\n"
+"                  collapse_eio audit_unlink enospc_room enfile_room\n"
 "A comma after a device spec splits only before a target kind, so specs\n"
 "keep their commas:\n"
 "  engine:file:/tmp/img,size=1g,model\n";
@@ -123,7 +123,7 @@ static int open_one(const char *spec, const struct target_env *env,
 			snprintf(err, errlen, "target 'planted' needs a bug: "
 				 "planted:trunc_tail (or punch_short, "
 				 "zero_keep_size, collapse_eio, audit_unlink, "
-				 "enospc_room)");
+				 "enospc_room, enfile_room)");
 			return -EINVAL;
 		}
 		return planted_target_new(arg, out, err, errlen);

@@ -18,7 +18,7 @@
  *                     $TMPDIR or /tmp, removed afterwards)
  *   planted:BUG       the model with one planted bug (target_planted.c):
  *                     trunc_tail, punch_short, zero_keep_size, collapse_eio,
- *                     audit_unlink, enospc_room
+ *                     audit_unlink, enospc_room, enfile_room
  *
  * After a ':' a comma splits only where a target kind follows, so device
  * specs keep their commas: "engine:file:img,size=1g,model" is two targets.
@@ -77,6 +77,8 @@ struct target_space {
 				     level of its extent tree, and a new
 				     root); 0: none or unknown              */
 	uint32_t meta_block;      /* the size of those blocks, in bytes      */
+	uint64_t free_inodes;     /* files it may still create; UINT64_MAX:
+				     no limit it can tell                  */
 };
 
 /*

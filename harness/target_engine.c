@@ -565,6 +565,7 @@ static int engine_space(struct target *t, unsigned file,
 	if (ret)
 		return ret;
 	sp->meta_avail = sf.meta_avail_blocks * sf.blocksize;
+	sp->free_inodes = sf.free_inodes;
 	sp->map_insert = st.map_levels + 1;
 	sp->meta_block = sf.blocksize;
 	if (st.flags & REF_FLAG_REALTIME) {

@@ -17,6 +17,9 @@
  *                   with ENOSPC while the target says 1 GiB is
  *                   available, for data and for its extent trees (the
  *                   checker's space rule must call that a bug)      -> errno
+ *   enfile_room     creating a third file (f2 and on) fails with ENFILE
+ *                   while the target says 1000 inodes are free (the
+ *                   checker's inode rule must call that a bug)      -> errno
  *
  * The wrapper drives the inner model only through its vtable, so the
  * model itself stays untouched.
@@ -30,16 +33,17 @@
 
 enum bug {
 	TRUNC_TAIL, PUNCH_SHORT, ZERO_KEEP_SIZE, COLLAPSE_EIO, AUDIT_UNLINK,
-	ENOSPC_ROOM,
+	ENOSPC_ROOM, ENFILE_ROOM,
 };
 
 static const char *const bug_names[] = {
 	"trunc_tail", "punch_short", "zero_keep_size", "collapse_eio",
-	"audit_unlink", "enospc_room",
+	"audit_unlink", "enospc_room", "enfile_room",
 };
 
 #define ROOM_CLAIMED ((uint64_t)1 << 30) /* enospc_room's avail */
 #define ROOM_WRITE   ((uint64_t)64 << 10) /* ... and the writes it fails */
+#define INODES_CLAIMED 1000u              /* enfile_room's free inodes   */
 
 #define STALE_MAX 65536
 
@@ -158,6 +162,15 @@ static int64_t planted_apply(struct target *t, const struct op *op,
 		    op->len >= ROOM_WRITE)
 			return -ENOSPC;
 		break;
+	case ENFILE_ROOM:
+		/* an op naming a missing file creates it (op.h), but close,
+		 * unlink and open without create */
+		if (f >= 2 && (ki->uses & OP_USE_FILE) &&
+		    p->in->ops->size(p->in, f) < 0 && op->kind != OP_CLOSE &&
+		    op->kind != OP_UNLINK &&
+		    !(op->kind == OP_OPEN && !(op->flags & OP_FL_CREATE)))
+			return -ENFILE;
+		break;
 	}
 	return p->in->ops->apply(p->in, op, wbuf, rbuf);
 }
@@ -195,13 +208,18 @@ static int planted_audit(struct target *t, char *msg, size_t msglen)
 	return -EUCLEAN;
 }
 
-/* Only enospc_room has a space limit to claim; the rest are the model. */
+/* Only enospc_room and enfile_room have limits to claim; the rest are the
+ * model. */
 static int planted_space(struct target *t, unsigned file,
 			 struct target_space *sp)
 {
+	enum bug bug = to_planted(t)->bug;
+
 	(void)file;
-	if (to_planted(t)->bug != ENOSPC_ROOM)
+	if (bug != ENOSPC_ROOM && bug != ENFILE_ROOM)
 		return -EOPNOTSUPP;
+	if (bug == ENFILE_ROOM)
+		sp->free_inodes = INODES_CLAIMED;
 	sp->avail = sp->meta_avail = sp->capacity = ROOM_CLAIMED;
 	sp->unit = t->blocksize ? t->blocksize : 4096;
 	sp->map_insert = 4;     /* as a tree of three levels would */
@@ -261,7 +279,7 @@ int planted_target_new(const char *bug, struct target **out, char *err,
 	if (b < 0) {
 		snprintf(err, errlen, "unknown planted bug '%.40s' (trunc_tail, "
 			 "punch_short, zero_keep_size, collapse_eio, "
-			 "audit_unlink, enospc_room)", bug);
+			 "audit_unlink, enospc_room, enfile_room)", bug);
 		return -EINVAL;
 	}
 	p = calloc(1, sizeof(*p));

@@ -82,6 +82,7 @@ static const struct planted_case cases[] = {
 	{ "collapse_eio", CHECK_ERRNO, 0 },
 	{ "audit_unlink", CHECK_AUDIT, 0 },
 	{ "enospc_room", CHECK_ERRNO, 0 },
+	{ "enfile_room", CHECK_ERRNO, 0 },
 };
 
 TEST(check_catches_every_planted_bug_and_minimizes_it)

@@ -105,6 +105,35 @@ TEST(enospc_with_room_left_is_a_bug)
 }
 
 /*
+ * An engine with an inode table of 2 cannot create a third file (ENFILE)
+ * where the model can: no bug, since it has no free inode, but the
+ * targets are out of step for good, so the checker stalls.  A target that
+ * refuses a file with 1000 inodes free (planted:enfile_room) is a bug.
+ */
+static const char three_files[] =
+	"#! fsoracle dev=mem:8m mkfs=inodes=2\n"
+	"file f0\npwrite 0 1k\n"
+	"file f1\npwrite 0 1k\n"
+	"file f2\npwrite 0 1k\n"
+	"file f0\npwrite 1k 1k\n";
+
+TEST(enfile_without_free_inodes_stalls_and_with_them_is_a_bug)
+{
+	struct rig r;
+
+	CHECK_OK(rig_open(&r, "engine,model", three_files));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_OK);
+	CHECK(check_stalled(r.c));
+	CHECK_EQ(check_stats(r.c)->stalls, 1);
+	rig_close(&r);
+	CHECK_OK(rig_open(&r, "model,planted:enfile_room", three_files));
+	CHECK_EQ(check_run(r.c, &r.seq), CHECK_ERRNO);
+	CHECK(strstr(check_failure(r.c)->what, "with 1000 free inodes"));
+	CHECK_EQ(check_failure(r.c)->opno, 3);
+	rig_close(&r);
+}
+
+/*
  * An exchange maps every record of both ranges into the other file: on
  * files mapped a block a record the engine reserves room for a split of
  * every level of a tree per record, or for what the trees can grow by,

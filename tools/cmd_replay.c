@@ -112,8 +112,9 @@ static int replay_one(const char *path, const struct runopts *o,
 	} else if (check_stalled(c)) {
 		/* not a failure: nothing after the stall could be compared */
 		printf("%s: ok up to op %llu of %zu on %s; then the targets ran "
-		       "out of space unevenly and could not be brought back in "
-		       "step, so the rest was not compared\n", path,
+		       "out of space or inodes unevenly and could not be "
+		       "brought back in step, so the rest was not compared\n",
+		       path,
 		       (unsigned long long)check_log(c)->n, seq.n, targets);
 	} else if (!quiet || skip[0]) {
 		const struct check_stats *st = check_stats(c);

@@ -460,8 +460,8 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 			(unsigned long long)s->twins_apart_ops);
 	if (s->stalls)
 		fprintf(stderr, "  %llu rounds ended early: out of space "
-			"unevenly, the targets could not be brought back "
-			"in step\n", (unsigned long long)s->stalls);
+			"or inodes unevenly, the targets could not be "
+			"brought back in step\n", (unsigned long long)s->stalls);
 	check_skip_summary(c, skip, sizeof(skip));
 	if (skip[0])
 		fprintf(stderr, "  %s\n", skip);
