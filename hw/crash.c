@@ -1201,6 +1201,14 @@ static int crash_open(const struct hw_opts *o, struct hw_dev *low,
 		return hw_errf(err, errlen, -EINVAL,
 			       "atomic=%u in '%s' must be a power of two from 1 to 1m",
 			       atomic, o->spec);
+	/* a cut rewinds a zone's write pointer to what survived, and write
+	 * pointers move in sectors */
+	if ((low->geo.caps & HW_CAP_ZONED) && atomic < low->geo.sector_size)
+		return hw_errf(err, errlen, -EINVAL,
+			       "atomic=%u in '%s': a zoned device tears in whole "
+			       "sectors (%u bytes), since its write pointers "
+			       "move in them", atomic, o->spec,
+			       low->geo.sector_size);
 	cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return hw_errf(err, errlen, -ENOMEM, "out of memory opening '%s'",

@@ -995,6 +995,9 @@ TEST(layer_spec_errors_say_what_is_wrong)
 	OPEN_FAILS("faulty[write=1,write=2]:mem:64k", -EINVAL, "given twice");
 	OPEN_FAILS("crash[atomic=3]:mem:64k", -EINVAL, "power of two");
 	OPEN_FAILS("crash[atomic=2m]:mem:64k", -EINVAL, "power of two");
+	/* a zone's write pointer is rewound at a cut, in whole sectors */
+	OPEN_FAILS("crash[atomic=8]:zoned:mem,size=1m,zone=64k", -EINVAL,
+		   "a zoned device tears in whole sectors (512 bytes)");
 	OPEN_FAILS("log[x=1]:mem:64k", -EINVAL, "log takes no options");
 	OPEN_FAILS("crash:nope:1", -EINVAL, "unknown device kind 'nope' in 'nope:1'");
 	OPEN_FAILS("crash:mem:100", -EINVAL, "not a multiple of 4096");
