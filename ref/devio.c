@@ -114,36 +114,36 @@ static int header_copy_first(struct ref_fs *fs, uint64_t off,
 	return err;
 }
 
+/*
+ * Write metadata block blk at off: a header (blk 0 or 1, where a cut may
+ * tear a sector) behind its copy, any other block as it is.
+ */
+static int write_block(struct ref_fs *fs, uint64_t blk, uint64_t off,
+		       const void *data, unsigned flags)
+{
+	uint8_t *whole = NULL;
+	int err;
+
+	if (blk > 1 || fs->bs < 2 * HDR_SECTOR || !meta_sectors_tear(fs->dev))
+		return hw_write(fs->dev, off, data, fs->bs, flags);
+	err = header_copy_first(fs, off, data, &whole);
+	if (!err)
+		err = hw_write(fs->dev, off, whole, fs->bs, flags);
+	free(whole);
+	return err;
+}
+
 /* Write metadata block blk; with durable, durable when this returns. */
 int meta_write(struct ref_fs *fs, uint64_t blk, const void *data, bool durable)
 {
 	uint64_t off = blk << fs->bshift;
 	struct devio *d = &fs->dio;
-	uint8_t *whole = NULL;
 	int err;
 
-	if (blk <= 1 && fs->bs >= 2 * HDR_SECTOR && !byte_addr(fs) &&
-	    meta_sectors_tear(fs->dev)) {
-		/* a block device that tears sectors: its copy first, then
-		 * the header as on any block device */
-		err = header_copy_first(fs, off, data, &whole);
-		if (!err)
-			err = hw_write(fs->dev, off, whole, fs->bs,
-				       HW_META | (durable ? HW_FUA : 0));
-		free(whole);
-		return err;
-	}
 	if (!byte_addr(fs))
-		return hw_write(fs->dev, off, data, fs->bs,
-				HW_META | (durable ? HW_FUA : 0));
-	if (blk <= 1 && fs->bs >= 2 * HDR_SECTOR) {
-		err = header_copy_first(fs, off, data, &whole);
-		if (!err)
-			err = hw_write(fs->dev, off, whole, fs->bs, HW_META);
-		free(whole);
-	} else {
-		err = hw_write(fs->dev, off, data, fs->bs, HW_META);
-	}
+		return write_block(fs, blk, off, data,
+				   HW_META | (durable ? HW_FUA : 0));
+	err = write_block(fs, blk, off, data, HW_META);
 	if (err)
 		return err;
 	d->metas++;
