@@ -138,7 +138,9 @@ void geom_from_header(enum geom_kind kind, const uint8_t *h,
 		g->preset += GEOM_PRESETS;
 	geom_preset(kind, g->preset, &g->p);
 	g->op.nfiles = 1 + (h[1] & 3);
-	g->op.max_file = (uint64_t)4096 << ((h[1] >> 2) & 7);
+	g->op.max_file = (uint64_t)4096 << ((h[GEOM_MAXFILE_BYTE] >>
+					     GEOM_MAXFILE_SHIFT) &
+					    GEOM_MAXFILE_MASK);
 	if (kind == GEOM_DIFF) {
 		g->naive = h[2] & REF_PATHS_ALL;
 		g->fallback = h[3] & REF_PATHS_ALL & ~g->naive;

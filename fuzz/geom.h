@@ -71,6 +71,10 @@
 
 #define GEOM_PRESETS 64
 #define GEOM_INODES 16
+/* Header byte 1, bits 2-4: the largest file, 4k << v. */
+#define GEOM_MAXFILE_BYTE  1
+#define GEOM_MAXFILE_SHIFT 2
+#define GEOM_MAXFILE_MASK  7u
 
 /* Which targets a preset's rig holds (rig.h). */
 enum geom_kind {

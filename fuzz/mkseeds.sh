@@ -12,7 +12,8 @@
 # current corpus/regressions that way).
 #
 # diff seeds: each log, encoded with `fsoracle encode --raw` for 4 files
-# of at most 512k, behind seven headers (fuzz/geom.h): preset 0 (bs 512,
+# of the smallest largest file that decodes its ops exactly as 512k does
+# (fit, below), behind seven headers (fuzz/geom.h): preset 0 (bs 512,
 # fan-out 4), preset 3 (bs 4096, fan-out 4), preset 5 (bs 1024, fan-out 5,
 # one-block extents, 256-block journal), preset 44 (bs 512, fan-out 15,
 # reflink, delalloc) and preset 37 (bs 1024, rt extents of 4 blocks), all
@@ -22,7 +23,7 @@
 # forced to fall back, the rest naive), preset 36 (bs 512, rt extents of
 # 4 blocks; pagecache_truncate, forget and delalloc_cap optimized, forget
 # forced to fall back, the rest naive).
-# crash seeds: the same logs behind presets 0 and 3, block and pmem (pmem: through libpmem2),
+# crash seeds: the same logs, the same largest file, behind presets 0 and 3, block and pmem (pmem: through libpmem2),
 # and preset 44 (reflink), block, with every cut "keep all" (what
 # `fsoracle replay` does at a crash op; the fuzzer finds the cuts that
 # matter).
@@ -32,6 +33,8 @@
 # image seeds: each template undamaged, and damaged in a few header
 # fields with and without recomputed checksums, followed by the first 16
 # ops of two logs.
+# fuzz/selftest.sh fails when corpus/ holds other seeds than these; ci/fuzz
+# runs this after saving a regression log.
 set -eu
 cd "$(dirname "$0")/.."
 dest=corpus
@@ -52,9 +55,28 @@ rm -f "$dest"/diff/seed-* "$dest"/crash/seed-* "$dest"/image/seed-* \
 header() {
 	printf "\\x$1\\x$2\\x${3:-00}\\x${4:-00}\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
 }
-# crash_header BYTE0 PMEM: preset, 4 files of 512k, four "keep all" cuts
+# crash_header BYTE0 BYTE1 PMEM: preset, files, four "keep all" cuts
 crash_header() {
-	printf "\\x$1\\x1f\\x$2\\x01\\x00\\x00\\x01\\x00\\x00\\x01\\x00\\x00\\x01\\x00\\x00\\x00"
+	printf "\\x$1\\x$2\\x$3\\x01\\x00\\x00\\x01\\x00\\x00\\x01\\x00\\x00\\x01\\x00\\x00\\x00"
+}
+
+# fit OPS: header byte 1 for 4 files of the smallest largest file (4k,
+# 8k, ... 512k: fuzz/geom.c) at which the encoded ops decode exactly as
+# at 512k.  A log of small files is not given room it never used: the
+# fuzzer's new ops are clamped to the input's largest file, and an op
+# the seed left at 512k moves up to 512k (an input's cost is the bytes
+# its ops write and its verifies read back).
+fit() {
+	local want k bits=0
+	want=$("$fso" decode --format binary --files 4 --max-file 512k "$1")
+	for k in 4 8 16 32 64 128 256 512; do
+		if [ "$k" = 512 ] || [ "$("$fso" decode --format binary --files 4 \
+			--max-file "${k}k" "$1")" = "$want" ]; then
+			printf '%02x' $((3 | bits << 2))
+			return
+		fi
+		bits=$((bits + 1))
+	done
 }
 
 n=0
@@ -62,25 +84,26 @@ for log in corpus/regressions/*.ops fuzz/seeds/*.ops; do
 	name=$(basename "$log" .ops)
 	"$fso" encode --raw --files 4 --max-file 512k -o "$tmp/ops" "$log" \
 		2>/dev/null
+	mf=$(fit "$tmp/ops")
 	for p in 00 03 05; do
-		{ header "$p" 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p$p"
+		{ header "$p" "$mf"; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p$p"
 		n=$((n + 1))
 	done
-	{ header 2c 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p2c-reflink"
-	{ header 25 1f; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p25-rt"
+	{ header 2c "$mf"; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p2c-reflink"
+	{ header 25 "$mf"; cat "$tmp/ops"; } > "$dest/diff/seed-$name-p25-rt"
 	n=$((n + 2))
 	# with a realtime device, and a mix of naive, optimized, fallback
 	for p in "16 1a 01" "24 05 08"; do
 		set -- $p
-		{ header "$1" 1f "$2" "$3"; cat "$tmp/ops"; } \
+		{ header "$1" "$mf" "$2" "$3"; cat "$tmp/ops"; } \
 			> "$dest/diff/seed-$name-p$1-rt"
 		n=$((n + 1))
 	done
 	for p in 00 03; do
-		{ crash_header "$p" 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p"
-		{ crash_header "$p" 01; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p-pmem"
+		{ crash_header "$p" "$mf" 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p"
+		{ crash_header "$p" "$mf" 01; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p$p-pmem"
 	done
-	{ crash_header 2c 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p2c-reflink"
+	{ crash_header 2c "$mf" 00; cat "$tmp/ops"; } > "$dest/crash/seed-$name-p2c-reflink"
 done
 header 00 00 > "$dest/diff/seed-empty"
 header 00 00 > "$dest/crash/seed-empty"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
+#include "fuzz/geom.h"
 #include "fuzz/swarm.h"
 #include "harness/binary.h"
 #include "harness/op.h"
@@ -190,6 +191,26 @@ static void tweak(struct rng *r, uint8_t *rec, const uint8_t *other,
 		rec[0] = 1;
 }
 
+/*
+ * The largest file one step larger or smaller (geom.h): its ops keep
+ * their offsets and lengths and fold into the new room.  An input's cost
+ * is the bytes its ops write and its verifies read back, which the
+ * largest file bounds, so the search moves between file sizes as it
+ * does between presets, not only by the rare random header byte.
+ */
+static void step_max_file(struct rng *r, uint8_t *hdr)
+{
+	uint8_t *b = &hdr[GEOM_MAXFILE_BYTE];
+	unsigned v = (unsigned)(*b >> GEOM_MAXFILE_SHIFT) & GEOM_MAXFILE_MASK;
+
+	if (below(r, 2) ? v < GEOM_MAXFILE_MASK : v == 0)
+		v++;
+	else
+		v--;
+	*b = (uint8_t)((*b & ~(GEOM_MAXFILE_MASK << GEOM_MAXFILE_SHIFT)) |
+		       v << GEOM_MAXFILE_SHIFT);
+}
+
 size_t mut_mutate(uint8_t *data, size_t size, size_t max, uint32_t seed,
 		  mut_bytes_fn bytes)
 {
@@ -278,9 +299,12 @@ size_t mut_mutate(uint8_t *data, size_t size, size_t max, uint32_t seed,
 			n = 1;
 		}
 		break;
-	case 17: /* one header byte; the swarm draw often (swarm.h) */
+	case 17: /* one header byte; the swarm draw and the largest file
+		  * often (swarm.h, geom.h) */
 		if (below(&r, 4) == 0)
 			data[FUZZ_SWARM_BYTE] = (uint8_t)rnd(&r);
+		else if (below(&r, 3) == 0)
+			step_max_file(&r, data);
 		else if (below(&r, 2))
 			data[below(&r, FUZZ_HDR_LEN)] = (uint8_t)rnd(&r);
 		else

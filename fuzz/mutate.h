@@ -20,7 +20,8 @@
  *              block or a byte, doubled or halved, or lined up with
  *              another op's range (same offset, or just past its end)
  *   header     one header byte (geometry, corruption choices, the
- *              swarm draw of swarm.h)
+ *              swarm draw of swarm.h), or the largest file (geom.h)
+ *              one step larger or smaller
  *   bytes      the fuzzer's own byte mutation, when it offers one
  *
  * New ops and kind tweaks take their kind from the input's swarm draw

@@ -408,6 +408,22 @@ tally build "$rc"
 stage "replay: seed corpora and corpus/regressions"
 rc=0
 ./fuzz/mkseeds.sh --out "$tmp/regress" "$O"/fsoracle > /dev/null || rc=1
+# The seed corpora in corpus/ must be what fuzz/mkseeds.sh makes now:
+# the fuzzers start from them, and a log added to corpus/regressions
+# without them rebuilt would be replayed here but never fuzzed from.
+stale=$(for t in $targets; do
+	for f in "$tmp/regress/$t"/seed-* corpus/"$t"/seed-*; do
+		[ -f "$f" ] || continue
+		b=$t/$(basename "$f")
+		cmp -s "$tmp/regress/$b" "corpus/$b" || echo "$b"
+	done
+done | sort -u)
+if [ -n "$stale" ]; then
+	echo "corpus/ is not what fuzz/mkseeds.sh makes now: $(echo "$stale" |
+		wc -l) seeds missing, extra or changed ($(echo "$stale" |
+		head -1), ...); run fuzz/mkseeds.sh"
+	rc=1
+fi
 for t in $targets; do
 	for d in "corpus/$t" "$tmp/regress/$t"; do
 		[ -d "$d" ] || continue
