@@ -460,6 +460,45 @@ TEST(a_compressed_extent_expands_past_fragmented_free_space)
 }
 
 /*
+ * An expansion whose write of the new blocks fails gives them back: the
+ * write returns the error, nothing was remapped, no block is left
+ * allocated and unmapped (the audit's count of free blocks agrees, and
+ * statfs shows as many free as before), and the file reads as before.
+ */
+TEST(an_expansion_whose_new_blocks_fail_to_write_gives_them_back)
+{
+	struct ref_mkfs_opts o = { .blocksize = KB, .inodes = 16 };
+	struct hw_fault eio = { .ops = HW_FAULT_WRITE, .nth = 1 };
+	struct ref_statfs before, after;
+	uint8_t *buf = malloc(128 * KB), one = 0xab;
+	struct dfs z = { 0 };
+	uint64_t f;
+
+	NEED_COMPRESSION();
+	CHECK(buf);
+	fill(buf, 128 * KB, 5, 1);
+	CHECK_OK(hw_open("faulty:mem:16m", &z.dev, NULL, 0));
+	CHECK_OK(ref_mkfs(z.dev, &o));
+	CHECK_OK(d_mount(&z, "compress=zstd"));
+	CHECK_OK(ref_create(z.fs, "f", &f));
+	CHECK_EQ(ref_pwrite(z.fs, f, buf, 128 * KB, 0), 128 * KB);
+	CHECK_OK(ref_fsync(z.fs, f));
+	CHECK_EQ(ctr(z.fs, "compressed_extents"), 1);
+	CHECK_OK(ref_statfs(z.fs, &before));
+	CHECK(hw_fault_arm(z.dev, &eio) >= 0);
+	CHECK_EQ(ref_pwrite(z.fs, f, &one, 1, 60 * KB), -EIO);
+	CHECK_EQ(hw_fault_fired(z.dev), 1);
+	CHECK_OK(hw_fault_disarm(z.dev, -1));
+	CHECK_EQ(ctr(z.fs, "compressed_expands"), 0);
+	CHECK_OK(ref_statfs(z.fs, &after));
+	CHECK_EQ(after.free_blocks, before.free_blocks);
+	CHECK_OK(ref_audit(z.fs, quiet, NULL));
+	CHECK(reads_as(z.fs, f, buf, 128 * KB));
+	d_close(&z);
+	free(buf);
+}
+
+/*
  * The seed's arithmetic at 8 MiB, 672 KiB appends: naive 13 calls (12 of
  * 672 KiB, one of 128), 12 x 2 + 1 = 25 chunks, 12 x 6 + 1 = 73
  * compressed extents; optimized 1 call, 16 chunks, 64 extents.  Without
