@@ -1,5 +1,5 @@
 /*
- * faulty.c - "faulty[read=N,write=N,flush=N,off=OFF,len=LEN,sticky]:SPEC",
+ * faulty.c - "faulty[read=N,write=N,flush=N,zone=N,off=OFF,len=LEN,sticky]:SPEC",
  * I/O errors on chosen I/Os (as dm-flakey and null_blk's badblocks do).
  *
  * Up to HW_FAULTS_MAX faults are armed at a time, from the spec or with
@@ -13,7 +13,9 @@
  * A failed I/O never reaches the lower device, so a failed write changes
  * nothing there.  Reads are reads; writes are writes, zero-outs and zone
  * appends; flushes are flushes and persists (a persist matches a range,
- * a flush every range).  Discards and zone management are never failed.
+ * a flush every range); zone management (open, close, finish, reset of
+ * one zone, which matches the zone's range) only for a fault that names
+ * it, as a real device can fail a finish.  Discards are never failed.
  */
 #include "hw/hw_internal.h"
 
@@ -21,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAULT_OPS (HW_FAULT_READ | HW_FAULT_WRITE | HW_FAULT_FLUSH)
+#define FAULT_OPS (HW_FAULT_READ | HW_FAULT_WRITE | HW_FAULT_FLUSH | \
+		   HW_FAULT_ZONE)
 
 struct fault_slot {
 	struct hw_fault f;
@@ -120,6 +123,16 @@ static int faulty_zone_append(struct hw_dev *dev, uint64_t zone,
 					      written_off);
 }
 
+static int faulty_zone_mgmt(struct hw_dev *dev, enum hw_zone_op op,
+			    uint64_t zone)
+{
+	uint64_t zs = dev->geo.zone_size;
+	int rc = zs ? inject(to_faulty(dev), HW_FAULT_ZONE, zone * zs, zs, true) :
+		 0;
+
+	return rc ? rc : hw_layer_zone_mgmt(dev, op, zone);
+}
+
 static const struct hw_ops faulty_ops = {
 	.name = "faulty",
 	.read = faulty_read,
@@ -130,7 +143,7 @@ static const struct hw_ops faulty_ops = {
 	.destroy = hw_layer_destroy,
 	.persist = faulty_persist,
 	.report_zones = hw_layer_report_zones,
-	.zone_mgmt = hw_layer_zone_mgmt,
+	.zone_mgmt = faulty_zone_mgmt,
 	.zone_append = faulty_zone_append,
 	.describe = hw_layer_describe,
 };
@@ -183,7 +196,7 @@ int64_t hw_fault_fired(struct hw_dev *dev)
 	return fd ? (int64_t)fd->fired : -EINVAL;
 }
 
-/* Arm what the spec asks for: one fault per read=/write=/flush=. */
+/* Arm what the spec asks for: one fault per read=/write=/flush=/zone=. */
 static int arm_from_spec(struct faulty_dev *fd, const struct hw_opts *o,
 			 char *err, size_t errlen)
 {
@@ -191,6 +204,7 @@ static int arm_from_spec(struct faulty_dev *fd, const struct hw_opts *o,
 		{ "read", HW_FAULT_READ },
 		{ "write", HW_FAULT_WRITE },
 		{ "flush", HW_FAULT_FLUSH },
+		{ "zone", HW_FAULT_ZONE },
 	};
 	struct hw_fault f = { .sticky = hw_opts_get(o, "sticky") != NULL };
 	bool any = false;
@@ -253,12 +267,12 @@ static int faulty_open(const struct hw_opts *o, struct hw_dev *low,
 }
 
 static const char *const faulty_keys[] = {
-	"read", "write", "flush", "off", "len", "sticky", NULL
+	"read", "write", "flush", "zone", "off", "len", "sticky", NULL
 };
 
 const struct hw_layer_kind hw_faulty_layer = {
 	.kind = "faulty",
-	.usage = "faulty[read=N,write=N,flush=N,off=OFF,len=LEN,sticky]:SPEC",
+	.usage = "faulty[read=N,write=N,flush=N,zone=N,off=OFF,len=LEN,sticky]:SPEC",
 	.keys = faulty_keys,
 	.ops = &faulty_ops,
 	.open = faulty_open,

@@ -818,7 +818,8 @@ const char *hw_devices_help(void)
 "Layers, stacked on any device:\n"
 "  crash[atomic=N]:DEV     keeps writes not yet durable; a cut drops or tears\n"
 "                          them\n"
-"  faulty[read=N,write=N,flush=N,off=OFF,len=LEN,sticky]:DEV\n"
-"                          fails the chosen I/Os with EIO\n"
+"  faulty[read=N,write=N,flush=N,zone=N,off=OFF,len=LEN,sticky]:DEV\n"
+"                          fails the chosen I/Os (zone=N: zone open, close,\n"
+"                          finish or reset) with EIO\n"
 "  log:DEV                 records writes, flushes and marks for replay\n";
 }

@@ -165,7 +165,7 @@ struct hw_dev {
  * Layers stack on any spec, options in brackets:
  *   crash[atomic=N]:SPEC            keeps writes not yet durable so that
  *                                   hw_crash_cut() can drop or tear them
- *   faulty[read=N,write=N,flush=N,off=OFF,len=LEN,sticky]:SPEC
+ *   faulty[read=N,write=N,flush=N,zone=N,off=OFF,len=LEN,sticky]:SPEC
  *                                   fails chosen I/Os with -EIO
  *   log:SPEC                        records writes, flushes and marks for
  *                                   hw_log_replay()
@@ -375,13 +375,15 @@ int hw_crash_power_off(struct hw_dev *dev, uint64_t *lost);
  * "faulty[...]:SPEC" fails chosen I/Os before they reach SPEC (a failed
  * write changes nothing).  Each armed fault counts the I/Os it matches
  * and fires at the nth one: once, or, if sticky, at that one and every
- * later one.  The spec's write=N, read=N, flush=N arm one fault each;
+ * later one.  The spec's write=N, read=N, flush=N, zone=N arm one each;
  * off=,len= restrict them (alone they arm "first read or write
  * touching the range"); sticky applies to all of them.
  */
 #define HW_FAULT_READ  (1u << 0)
 #define HW_FAULT_WRITE (1u << 1) /* writes, zero-outs, zone appends       */
 #define HW_FAULT_FLUSH (1u << 2) /* flushes and persists                  */
+#define HW_FAULT_ZONE  (1u << 3) /* zone management: open, close, finish,
+				    reset (never by ops 0)                */
 
 struct hw_fault {
 	unsigned ops;      /* HW_FAULT_*; 0 means reads and writes            */

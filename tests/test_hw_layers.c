@@ -796,7 +796,7 @@ TEST(faulty_faults_are_armed_and_disarmed_by_the_api)
 	CHECK_EQ(hw_fault_arm(d, &f), -ENOSPC);
 	CHECK_OK(hw_fault_disarm(d, -1));
 	/* Bad faults, and a device without the layer. */
-	CHECK_EQ(hw_fault_arm(d, &(struct hw_fault){ .ops = 8 }), -EINVAL);
+	CHECK_EQ(hw_fault_arm(d, &(struct hw_fault){ .ops = 16 }), -EINVAL);
 	CHECK_EQ(hw_fault_arm(d, &(struct hw_fault){ .error = EIO }), -EINVAL);
 	CHECK_EQ(hw_fault_arm(d, &(struct hw_fault){ .off = DEV, .len = 1 }),
 		 -EINVAL);
@@ -828,6 +828,40 @@ TEST(faulty_error_reaches_the_caller_through_a_stack)
 	CHECK_EQ(zone_at(d, 1).cond, HW_ZC_EMPTY);
 	CHECK_OK(append(d, 1, 512, 1, 0));
 	hw_close(d);
+}
+
+/* Zone management fails only for a fault that names it (zone=N), and a
+ * failed finish leaves the zone as it was. */
+TEST(faulty_zone_management_fails_on_its_own_count)
+{
+	struct hw_dev *d;
+
+	OPEN("faulty[write=2]:zoned:mem,size=64k,zone=16k", d);
+	CHECK_OK(hw_zone_mgmt(d, HW_ZONE_FINISH, 0));  /* not a write */
+	CHECK_OK(hw_zone_mgmt(d, HW_ZONE_RESET, 0));
+	CHECK_EQ(hw_fault_fired(d), 0);
+	hw_close(d);
+
+	OPEN("faulty[zone=2]:zoned:mem,size=64k,zone=16k", d);
+	CHECK_OK(append(d, 1, 512, 1, 0));
+	CHECK_OK(append(d, 2, 512, 1, 0));
+	CHECK_OK(hw_zone_mgmt(d, HW_ZONE_FINISH, 1));
+	CHECK_EQ(hw_zone_mgmt(d, HW_ZONE_FINISH, 2), -EIO);
+	CHECK_EQ(zone_at(d, 2).cond, HW_ZC_IMP_OPEN);
+	CHECK_EQ(zone_at(d, 2).wp - zone_at(d, 2).start, 512);
+	CHECK_OK(hw_zone_mgmt(d, HW_ZONE_FINISH, 2));  /* one-shot */
+	CHECK_EQ(zone_at(d, 2).cond, HW_ZC_FULL);
+	CHECK_EQ(hw_fault_fired(d), 1);
+	hw_close(d);
+
+	/* a range names zones: only zone 3's management counts */
+	OPEN("faulty[zone=1,off=48k,len=16k]:zoned:mem,size=64k,zone=16k", d);
+	CHECK_OK(hw_zone_mgmt(d, HW_ZONE_RESET, 2));
+	CHECK_EQ(hw_zone_mgmt(d, HW_ZONE_OPEN, 3), -EIO);
+	CHECK_EQ(zone_at(d, 3).cond, HW_ZC_EMPTY);
+	hw_close(d);
+	CHECK_EQ(hw_open("faulty[zone=0]:zoned:mem,size=64k,zone=16k", &d,
+			 NULL, 0), -EINVAL);
 }
 
 /* ---- log ------------------------------------------------------------- */
@@ -988,7 +1022,7 @@ TEST(layer_spec_errors_say_what_is_wrong)
 	OPEN_FAILS("faulty[write]:mem:64k", -EINVAL, "missing write");
 	OPEN_FAILS("faulty[write=0]:mem:64k", -EINVAL, "counted from 1");
 	OPEN_FAILS("faulty[bogus=1]:mem:64k", -EINVAL,
-		   "unknown option 'bogus' in 'faulty[bogus=1]:mem:64k' (faulty accepts: read, write, flush, off, len, sticky)");
+		   "unknown option 'bogus' in 'faulty[bogus=1]:mem:64k' (faulty accepts: read, write, flush, zone, off, len, sticky)");
 	OPEN_FAILS("faulty[off=4k]:mem:64k", -EINVAL, "go together");
 	OPEN_FAILS("faulty[off=64k,len=4k]:mem:64k", -EINVAL, "outside the device");
 	OPEN_FAILS("faulty[sticky=1]:mem:64k", -EINVAL, "takes no value");

@@ -496,6 +496,73 @@ TEST(zoned_rt_mount_pads_a_zone_a_torn_append_left_inside_an_rt_extent)
 	free(c.b);
 }
 
+/*
+ * Two zones partly written and holding live data at a mount: the mount
+ * keeps open the one with the most room and finishes the other.  Only
+ * a failed finish leaves two (the engine finishes a zone before it
+ * opens the next): here an append to zone 0 fails and so does the
+ * finish after it, so zone 0 keeps 2 of its 4 rt extents of 2 blocks,
+ * and the next file goes to zone 1 (1 rt extent).  After the remount the
+ * next allocation goes on in zone 1, at rt extent 5 (blocks 10-11).
+ */
+TEST(zoned_rt_mount_keeps_open_the_partly_written_zone_with_most_room)
+{
+	struct efs z;
+	struct shadow a = { .b = calloc(1, SHADOW_MAX) };
+	struct shadow c = { .b = calloc(1, SHADOW_MAX) };
+	struct shadow d = { .b = calloc(1, SHADOW_MAX) };
+	struct hw_fault append = { .ops = HW_FAULT_WRITE, .nth = 1 };
+	struct hw_fault finish = { .ops = HW_FAULT_ZONE, .nth = 1 };
+	struct blocks got = { .n = 0 };
+	struct hw_zone zn[4];
+	unsigned nr = 4;
+	uint64_t b;
+	uint8_t junk[2 * BS] = { 1 };
+
+	CHECK_OK(e_new(&z, "mem:16m", "faulty:zoned:mem,size=128k,zone=32k",
+		       2 * BS));
+	CHECK_OK(e_file(&z, "a", &a.ino));
+	CHECK_OK(sh_write(z.fs, &a, 1, 0, 4 * BS));
+	CHECK_OK(ref_fsync(z.fs, a.ino));
+	CHECK(hw_fault_arm(z.rtdev, &append) >= 0);
+	CHECK(hw_fault_arm(z.rtdev, &finish) >= 0);
+	CHECK_OK(ref_create(z.fs, "b", &b));
+	CHECK_OK(ref_set_flags(z.fs, b, REF_FLAG_REALTIME, 0));
+	CHECK(ref_pwrite(z.fs, b, junk, sizeof(junk), 0) < 0);
+	CHECK_EQ(hw_fault_fired(z.rtdev), 2);
+	CHECK_OK(hw_fault_disarm(z.rtdev, -1));
+	CHECK_OK(e_file(&z, "c", &c.ino));
+	CHECK_OK(sh_write(z.fs, &c, 3, 0, 2 * BS));
+	CHECK_OK(ref_fsync(z.fs, c.ino));
+	CHECK_OK(hw_report_zones(z.rtdev, 0, zn, &nr));
+	CHECK_MSG(zn[0].cond != HW_ZC_FULL && zn[0].wp - zn[0].start == 4 * BS &&
+		  zn[1].wp - zn[1].start == 2 * BS,
+		  "write pointers %llu %llu before the remount",
+		  (unsigned long long)(zn[0].wp - zn[0].start),
+		  (unsigned long long)(zn[1].wp - zn[1].start));
+	CHECK_OK(ref_unmount(z.fs));
+	z.fs = NULL;
+	CHECK_MSG(e_mount(&z) == 0, "%s", msgs);
+	nr = 4;
+	CHECK_OK(hw_report_zones(z.rtdev, 0, zn, &nr));
+	CHECK_EQ(zn[0].cond, HW_ZC_FULL);
+	CHECK(zn[1].cond != HW_ZC_FULL);
+	CHECK_OK(e_file(&z, "d", &d.ino));
+	CHECK_OK(sh_write(z.fs, &d, 4, 0, 2 * BS));
+	CHECK_OK(ref_fsync(z.fs, d.ino));
+	CHECK_OK(ref_bmap(z.fs, d.ino, collect_blocks, &got));
+	CHECK_EQ(got.n, 2);
+	CHECK_EQ(got.v[0], 10);
+	CHECK(sh_matches(z.fs, &a));
+	CHECK(sh_matches(z.fs, &c));
+	CHECK(sh_matches(z.fs, &d));
+	CHECK_MSG(audit(z.fs) == 0, "%s", msgs);
+	e_close(&z);
+	free(a.b);
+	free(c.b);
+	free(d.b);
+}
+
 /* The most reclaim work one mount of the engine did (crashes and
  * remounts start the counters over). */
 struct reclaimed { uint64_t resets, moves; };
