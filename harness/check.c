@@ -1285,9 +1285,8 @@ static void note_files(struct checker *c, const struct op *op,
 		c->touched |= fbit | f2bit;
 	if (ki->does & (OP_DOES_DATA | OP_DOES_SIZE | OP_DOES_NS))
 		c->dirty |= fbit | (op->kind == OP_EXCHANGE_RANGE ? f2bit : 0);
-	/* Any op but these creates the files it names: a namespace change. */
-	if (op->kind != OP_CLOSE && op->kind != OP_UNLINK &&
-	    !(op->kind == OP_OPEN && !(op->flags & OP_FL_CREATE))) {
+	/* Creating a file it names is a namespace change. */
+	if (op_creates(op)) {
 		c->dirty |= (fbit | f2bit) & ~c->exists;
 		c->exists |= fbit | f2bit;
 	}

@@ -160,6 +160,13 @@ const struct op_kind_info *op_kind_info(unsigned kind);
 const char *op_kind_name(unsigned kind);
 /* Kind from its canonical text word, or OP_NONE. */
 unsigned op_kind_by_name(const char *name);
+/* Does the op create the files it names when they are missing?  Every
+ * kind does but close, unlink and open without -f. */
+static inline int op_creates(const struct op *op)
+{
+	return op->kind != OP_CLOSE && op->kind != OP_UNLINK &&
+	       !(op->kind == OP_OPEN && !(op->flags & OP_FL_CREATE));
+}
 
 /* Zero the fields and flags the op's kind does not use. */
 void op_normalize(struct op *op);

@@ -163,12 +163,9 @@ static int64_t planted_apply(struct target *t, const struct op *op,
 			return -ENOSPC;
 		break;
 	case ENFILE_ROOM:
-		/* an op naming a missing file creates it (op.h), but close,
-		 * unlink and open without create */
-		if (f >= 2 && (ki->uses & OP_USE_FILE) &&
-		    p->in->ops->size(p->in, f) < 0 && op->kind != OP_CLOSE &&
-		    op->kind != OP_UNLINK &&
-		    !(op->kind == OP_OPEN && !(op->flags & OP_FL_CREATE)))
+		/* an op that would create a third file */
+		if (f >= 2 && (ki->uses & OP_USE_FILE) && op_creates(op) &&
+		    p->in->ops->size(p->in, f) < 0)
 			return -ENFILE;
 		break;
 	}

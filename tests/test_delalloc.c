@@ -415,6 +415,24 @@ TEST(changes_to_part_of_a_compressed_extent_keep_every_byte)
 }
 
 /*
+ * A fresh filesystem of 1 KiB blocks on dev, mounted compress=zstd, with
+ * file f: buf's 128 KiB written, fsynced, one compressed extent.  0, or
+ * -1 when any step fails.
+ */
+static int one_compressed_file(struct dfs *z, const char *dev,
+			       const uint8_t *buf, uint64_t *f)
+{
+	struct ref_mkfs_opts o = { .blocksize = KB, .inodes = 16 };
+
+	if (hw_open(dev, &z->dev, NULL, 0) || ref_mkfs(z->dev, &o) ||
+	    d_mount(z, "compress=zstd") || ref_create(z->fs, "f", f) ||
+	    ref_pwrite(z->fs, *f, buf, 128 * KB, 0) != 128 * KB ||
+	    ref_fsync(z->fs, *f) || ctr(z->fs, "compressed_extents") != 1)
+		return -1;
+	return 0;
+}
+
+/*
  * Expanding a compressed extent (a write into part of it) where the free
  * space after it is fragmented: 1 KiB blocks, f's 128 KiB compressed
  * into a few blocks, then g's 200 blocks with every other one punched.
@@ -424,7 +442,6 @@ TEST(changes_to_part_of_a_compressed_extent_keep_every_byte)
  */
 TEST(a_compressed_extent_expands_past_fragmented_free_space)
 {
-	struct ref_mkfs_opts o = { .blocksize = KB, .inodes = 16 };
 	uint8_t *buf = malloc(128 * KB), *junk = malloc(200 * KB), one = 0xab;
 	struct dfs z = { 0 };
 	uint64_t f, g;
@@ -433,13 +450,7 @@ TEST(a_compressed_extent_expands_past_fragmented_free_space)
 	CHECK(buf && junk);
 	fill(buf, 128 * KB, 5, 1);
 	fill(junk, 200 * KB, 6, 0);
-	CHECK_OK(hw_open("mem:16m", &z.dev, NULL, 0));
-	CHECK_OK(ref_mkfs(z.dev, &o));
-	CHECK_OK(d_mount(&z, "compress=zstd"));
-	CHECK_OK(ref_create(z.fs, "f", &f));
-	CHECK_EQ(ref_pwrite(z.fs, f, buf, 128 * KB, 0), 128 * KB);
-	CHECK_OK(ref_fsync(z.fs, f));
-	CHECK_EQ(ctr(z.fs, "compressed_extents"), 1);
+	CHECK_OK(one_compressed_file(&z, "mem:16m", buf, &f));
 	CHECK_OK(ref_create(z.fs, "g", &g));
 	CHECK_EQ(ref_pwrite(z.fs, g, junk, 200 * KB, 0), 200 * KB);
 	CHECK_OK(ref_fsync(z.fs, g));
@@ -467,7 +478,6 @@ TEST(a_compressed_extent_expands_past_fragmented_free_space)
  */
 TEST(an_expansion_whose_new_blocks_fail_to_write_gives_them_back)
 {
-	struct ref_mkfs_opts o = { .blocksize = KB, .inodes = 16 };
 	struct hw_fault eio = { .ops = HW_FAULT_WRITE, .nth = 1 };
 	struct ref_statfs before, after;
 	uint8_t *buf = malloc(128 * KB), one = 0xab;
@@ -477,13 +487,7 @@ TEST(an_expansion_whose_new_blocks_fail_to_write_gives_them_back)
 	NEED_COMPRESSION();
 	CHECK(buf);
 	fill(buf, 128 * KB, 5, 1);
-	CHECK_OK(hw_open("faulty:mem:16m", &z.dev, NULL, 0));
-	CHECK_OK(ref_mkfs(z.dev, &o));
-	CHECK_OK(d_mount(&z, "compress=zstd"));
-	CHECK_OK(ref_create(z.fs, "f", &f));
-	CHECK_EQ(ref_pwrite(z.fs, f, buf, 128 * KB, 0), 128 * KB);
-	CHECK_OK(ref_fsync(z.fs, f));
-	CHECK_EQ(ctr(z.fs, "compressed_extents"), 1);
+	CHECK_OK(one_compressed_file(&z, "faulty:mem:16m", buf, &f));
 	CHECK_OK(ref_statfs(z.fs, &before));
 	CHECK(hw_fault_arm(z.dev, &eio) >= 0);
 	CHECK_EQ(ref_pwrite(z.fs, f, &one, 1, 60 * KB), -EIO);
