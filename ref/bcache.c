@@ -281,6 +281,7 @@ int buf_read(struct ref_fs *fs, uint64_t blkno, uint32_t magic,
 	*out = b;
 	return 0;
 fail:
+	fs->meta_err = true;
 	hash_del(fs, b);
 	buf_release(fs, b);
 	return err;
@@ -401,6 +402,7 @@ static void ptr_remove(struct rbuf **arr, size_t *n, struct rbuf *b)
  */
 void buf_dirty(struct ref_fs *fs, struct rbuf *b)
 {
+	fs->dirtied++;
 	if (b->dirty)
 		return;
 	if (ptr_push(&fs->tx, &fs->ntx, &fs->txcap, b)) {

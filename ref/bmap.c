@@ -895,6 +895,7 @@ int ref_tree_blocks(struct ref_fs *fs, uint64_t ino, uint64_t *blocks)
 	char why[160];
 	int err = inode_get(fs, ino, &ip);
 
+	FS_LIVE(fs);
 	*blocks = 0;
 	if (err)
 		return err;
@@ -910,6 +911,7 @@ int ref_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg)
 	uint64_t fb = 0;
 	int err = inode_get(fs, ino, &ip);
 
+	FS_LIVE(fs);
 	if (err)
 		return err;
 	bmap_tree(fs, ip, &t);

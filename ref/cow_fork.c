@@ -123,6 +123,7 @@ int ref_cow_bmap(struct ref_fs *fs, uint64_t ino, ref_extent_fn fn, void *arg)
 	struct ref_inode *ip;
 	int err = inode_get(fs, ino, &ip);
 
+	FS_LIVE(fs);
 	if (err || !fs->rl)
 		return err ? err : -EOPNOTSUPP;
 	for (size_t i = 0; i < cow_fork(fs, ip)->n; i++) {

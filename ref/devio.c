@@ -84,7 +84,9 @@ static int header_in_place_whole(struct ref_fs *fs, uint64_t off,
 	const uint8_t *d = data;
 	int err = hw_read(fs->dev, off, sec, HDR_SECTOR);
 
-	if (!err)
+	if (err)
+		fs->meta_err = true;
+	else
 		*whole = blk_verify(sec, HDR_SECTOR, get32(d + BLKHDR_MAGIC),
 				    get64(d + BLKHDR_BLKNO)) == 0;
 	return err;

@@ -357,8 +357,8 @@ static int exchange_prepare(struct ref_fs *fs, struct ref_inode *ip1,
 	return err;
 }
 
-int ref_exchange_range(struct ref_fs *fs, uint64_t ino1, uint64_t off1,
-		       uint64_t ino2, uint64_t off2, uint64_t len)
+static int exchange_range_call(struct ref_fs *fs, uint64_t ino1, uint64_t off1,
+			       uint64_t ino2, uint64_t off2, uint64_t len)
 {
 	struct ref_inode *ip1, *ip2;
 	struct xintent x = { ino1, ino2, off1 >> fs->bshift, off2 >> fs->bshift,
@@ -377,6 +377,14 @@ int ref_exchange_range(struct ref_fs *fs, uint64_t ino1, uint64_t off1,
 	if (!err)
 		err = swap_all(fs, ip1, ip2, &x);
 	return err;
+}
+
+int ref_exchange_range(struct ref_fs *fs, uint64_t ino1, uint64_t off1,
+		       uint64_t ino2, uint64_t off2, uint64_t len)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, exchange_range_call(fs, ino1, off1, ino2, off2, len));
 }
 
 int exchange_recover(struct ref_fs *fs)

@@ -244,8 +244,8 @@ static int64_t write_delayed(struct ref_fs *fs, struct ref_inode *ip,
 	return err;
 }
 
-int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
-		   uint64_t len, uint64_t off)
+static int64_t pwrite_call(struct ref_fs *fs, uint64_t ino, const void *buf,
+			   uint64_t len, uint64_t off)
 {
 	struct ref_inode *ip;
 	uint64_t end = off + len;
@@ -266,6 +266,14 @@ int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
 	if (da_applies(fs, ip))
 		return write_delayed(fs, ip, buf, len, off);
 	return file_write_through(fs, ip, buf, len, off, false);
+}
+
+int64_t ref_pwrite(struct ref_fs *fs, uint64_t ino, const void *buf,
+		   uint64_t len, uint64_t off)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : fs_leave(fs, pwrite_call(fs, ino, buf, len, off));
 }
 
 /*
@@ -408,8 +416,8 @@ static int read_bounds(struct ref_fs *fs, uint64_t ino, uint64_t len,
 	return 0;
 }
 
-int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
-		  uint64_t off)
+static int64_t pread_call(struct ref_fs *fs, uint64_t ino, void *buf,
+			  uint64_t len, uint64_t off)
 {
 	struct ref_inode *ip;
 	uint8_t *out = buf;
@@ -457,8 +465,17 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
 	return (int64_t)(end - off);
 }
 
-int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
-		  ref_view_fn fn, void *arg)
+int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
+		  uint64_t off)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : fs_leave_read(fs,
+					 pread_call(fs, ino, buf, len, off));
+}
+
+static int64_t pview_call(struct ref_fs *fs, uint64_t ino, uint64_t len,
+			  uint64_t off, ref_view_fn fn, void *arg)
 {
 	struct ref_inode *ip;
 	uint64_t end;
@@ -470,6 +487,14 @@ int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
 	if (err)
 		return err;
 	return end == off ? 0 : pcache_view(fs, ip, fn, arg, off, end);
+}
+
+int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
+		  ref_view_fn fn, void *arg)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : fs_leave_read(fs, pview_call(fs, ino, len, off, fn, arg));
 }
 
 /* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
@@ -761,8 +786,8 @@ static int shift_range(struct ref_fs *fs, struct ref_inode *ip, unsigned mode,
 	return err ? err : tx_maybe_roll(fs);
 }
 
-int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
-		       uint64_t src, uint64_t soff, uint64_t len)
+static int64_t copy_range_call(struct ref_fs *fs, uint64_t dst, uint64_t doff,
+			       uint64_t src, uint64_t soff, uint64_t len)
 {
 	struct ref_inode *sip, *dip;
 	uint64_t n, done = 0;
@@ -800,6 +825,14 @@ int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 	return (int64_t)done;
 }
 
+int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
+		       uint64_t src, uint64_t soff, uint64_t len)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : fs_leave(fs, copy_range_call(fs, dst, doff, src, soff, len));
+}
+
 static int falloc_check(struct ref_fs *fs, const struct ref_inode *ip,
 			unsigned mode, uint64_t off, uint64_t len)
 {
@@ -815,8 +848,8 @@ static int falloc_check(struct ref_fs *fs, const struct ref_inode *ip,
 	return off + len < off || off + len > REF_MAX_BYTES ? -EFBIG : 0;
 }
 
-int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
-		  uint64_t off, uint64_t len)
+static int fallocate_call(struct ref_fs *fs, uint64_t ino, unsigned mode,
+			  uint64_t off, uint64_t len)
 {
 	struct ref_inode *ip;
 	uint64_t end = off + len, fb0, fb1;
@@ -894,7 +927,15 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 	return err ? err : tx_maybe_roll(fs);
 }
 
-int ref_fsync(struct ref_fs *fs, uint64_t ino)
+int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
+		  uint64_t off, uint64_t len)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, fallocate_call(fs, ino, mode, off, len));
+}
+
+static int fsync_call(struct ref_fs *fs, uint64_t ino)
 {
 	struct ref_inode *ip;
 	int err = inode_get(fs, ino, &ip);
@@ -904,16 +945,30 @@ int ref_fsync(struct ref_fs *fs, uint64_t ino)
 	return err ? err : tx_commit(fs);
 }
 
+int ref_fsync(struct ref_fs *fs, uint64_t ino)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, fsync_call(fs, ino));
+}
+
 int ref_fdatasync(struct ref_fs *fs, uint64_t ino)
 {
 	return ref_fsync(fs, ino);
 }
 
-int ref_sync(struct ref_fs *fs)
+static int sync_call(struct ref_fs *fs)
 {
 	int err = pcache_writeback(fs, NULL);
 
 	return err ? err : tx_commit(fs);
+}
+
+int ref_sync(struct ref_fs *fs)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, sync_call(fs));
 }
 
 int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)
@@ -921,6 +976,7 @@ int ref_stat(struct ref_fs *fs, uint64_t ino, struct ref_stat *st)
 	struct ref_inode *ip;
 	int err = inode_get(fs, ino, &ip);
 
+	FS_LIVE(fs);
 	if (err)
 		return err;
 	memset(st, 0, sizeof(*st));
@@ -950,6 +1006,7 @@ int ref_statfs(struct ref_fs *fs, struct ref_statfs *st)
 	uint64_t promised = fs->pc ? fs->pc->ndelalloc[0] : 0;
 	uint64_t promised_rt = fs->pc ? fs->pc->ndelalloc[1] : 0;
 
+	FS_LIVE(fs);
 	memset(st, 0, sizeof(*st));
 	st->blocksize = fs->bs;
 	st->total_blocks = fs->total;

@@ -105,6 +105,8 @@ void ref_report(struct ref_fs *fs, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (fs)
+		fs->meta_err = true; /* damage, or an update that cannot go on */
 	if (fs && fs->msg)
 		fs->msg(fs->msg_arg, line);
 }

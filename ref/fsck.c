@@ -477,6 +477,14 @@ int ref_audit(struct ref_fs *fs, ref_msg_fn msg, void *arg)
 	void *saved_arg = fs->msg_arg;
 	int err;
 
+	if (fs->shutdown) {
+		if (msg)
+			msg(arg, "the filesystem is shut down (a metadata error "
+			    "in the middle of an update): what it held in "
+			    "memory is not audited; the next mount recovers "
+			    "the last commit");
+		return -EIO;
+	}
 	fs->msg = msg;
 	fs->msg_arg = arg;
 	err = fsck_run(fs);

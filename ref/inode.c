@@ -230,7 +230,7 @@ static int check_name(const char *name)
 	return 0;
 }
 
-int ref_create(struct ref_fs *fs, const char *name, uint64_t *ino)
+static int create_call(struct ref_fs *fs, const char *name, uint64_t *ino)
 {
 	struct ref_inode *ip = NULL;
 	int err = check_name(name);
@@ -265,11 +265,19 @@ int ref_create(struct ref_fs *fs, const char *name, uint64_t *ino)
 	return tx_maybe_roll(fs);
 }
 
+int ref_create(struct ref_fs *fs, const char *name, uint64_t *ino)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, create_call(fs, name, ino));
+}
+
 int ref_lookup(struct ref_fs *fs, const char *name, uint64_t *ino)
 {
 	struct ref_inode *ip;
 	int err = check_name(name);
 
+	FS_LIVE(fs);
 	if (err)
 		return err;
 	ip = hash_find(fs, name);
@@ -293,7 +301,7 @@ static int inode_destroy(struct ref_fs *fs, struct ref_inode *ip)
 	return inode_log(fs, ip);
 }
 
-int ref_unlink(struct ref_fs *fs, const char *name)
+static int unlink_call(struct ref_fs *fs, const char *name)
 {
 	struct ref_inode *ip;
 	int err = check_name(name);
@@ -318,13 +326,20 @@ int ref_unlink(struct ref_fs *fs, const char *name)
 	return tx_maybe_roll(fs);
 }
 
+int ref_unlink(struct ref_fs *fs, const char *name)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, unlink_call(fs, name));
+}
+
 /*
  * Rename, as rename(2) without flags: a file already called `to` is
  * replaced.  One transaction moves the name and makes the replaced file an
  * unlinked orphan (a cut leaves either the old namespace or the new one);
  * freeing its blocks follows in as many as it takes, as in unlink.
  */
-int ref_rename(struct ref_fs *fs, const char *from, const char *to)
+static int rename_call(struct ref_fs *fs, const char *from, const char *to)
 {
 	struct ref_inode *ip, *victim;
 	int err = check_name(from);
@@ -357,6 +372,13 @@ int ref_rename(struct ref_fs *fs, const char *from, const char *to)
 	return err ? err : tx_maybe_roll(fs);
 }
 
+int ref_rename(struct ref_fs *fs, const char *from, const char *to)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, rename_call(fs, from, to));
+}
+
 /*
  * Change user-visible inode flags.  The realtime flag moves a file's data
  * to another device, so, as XFS requires, it changes only while the file
@@ -366,8 +388,8 @@ int ref_rename(struct ref_fs *fs, const char *from, const char *to)
  * so neither twin of the forget path (forget.c) can miss a copy made
  * under the old mode.  The two flags exclude each other.
  */
-int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
-		  uint32_t clear)
+static int set_flags_call(struct ref_fs *fs, uint64_t ino, uint32_t set,
+			  uint32_t clear)
 {
 	const uint32_t user = REF_FLAG_REALTIME | REF_FLAG_JOURNAL_DATA |
 			      REF_FLAG_COW | REF_FLAG_COMPRESS;
@@ -416,8 +438,18 @@ int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
 	return err ? err : tx_maybe_roll(fs);
 }
 
+int ref_set_flags(struct ref_fs *fs, uint64_t ino, uint32_t set,
+		  uint32_t clear)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs,
+					 set_flags_call(fs, ino, set, clear));
+}
+
 int ref_readdir(struct ref_fs *fs, ref_dirent_fn fn, void *arg)
 {
+	FS_LIVE(fs);
 	for (uint32_t i = 0; i < fs->ninodes; i++) {
 		struct ref_inode *ip = &fs->inodes[i];
 		int r;

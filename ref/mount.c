@@ -401,11 +401,52 @@ static int mount_state(struct ref_fs *fs)
 	return err;
 }
 
+int fs_enter(struct ref_fs *fs)
+{
+	if (fs->shutdown)
+		return -EIO;
+	if (!fs->calls++) {
+		fs->meta_err = false;
+		fs->call_dirtied = fs->dirtied;
+	}
+	return 0;
+}
+
+static void shut_down(struct ref_fs *fs, int err)
+{
+	fs->shutdown = err;
+	ref_report(fs, "shut down: a metadata error (%s) in the middle of an "
+		   "update; nothing more is written, and the next mount "
+		   "recovers the last commit", ref_strerror(err));
+}
+
+int64_t fs_leave(struct ref_fs *fs, int64_t ret)
+{
+	if (--fs->calls || !fs->meta_err || fs->rdonly)
+		return ret;
+	shut_down(fs, ret < 0 ? (int)ret : -EIO);
+	return ret < 0 ? ret : -EIO;
+}
+
+int64_t fs_leave_read(struct ref_fs *fs, int64_t ret)
+{
+	if (--fs->calls || !fs->meta_err || fs->rdonly ||
+	    fs->dirtied == fs->call_dirtied)
+		return ret;
+	shut_down(fs, ret < 0 ? (int)ret : -EIO);
+	return ret;
+}
+
+int ref_shutdown_error(const struct ref_fs *fs)
+{
+	return fs->shutdown;
+}
+
 int ref_unmount(struct ref_fs *fs)
 {
-	int err = 0;
+	int err = fs->shutdown ? -EIO : 0;
 
-	if (!fs->rdonly) {
+	if (!fs->rdonly && !fs->shutdown) {
 		err = pcache_writeback(fs, NULL);
 		if (!err) /* unused COW preallocations */
 			err = reflink_unmount_flush(fs);

@@ -884,7 +884,7 @@ int pcache_writeback(struct ref_fs *fs, struct ref_inode *ip)
 	return 0;
 }
 
-int ref_writeback(struct ref_fs *fs, uint64_t ino)
+static int writeback_call(struct ref_fs *fs, uint64_t ino)
 {
 	struct ref_inode *ip = NULL;
 	int err = ino ? inode_get(fs, ino, &ip) : 0;
@@ -892,7 +892,14 @@ int ref_writeback(struct ref_fs *fs, uint64_t ino)
 	return err ? err : pcache_writeback(fs, ip);
 }
 
-int ref_drop_caches(struct ref_fs *fs)
+int ref_writeback(struct ref_fs *fs, uint64_t ino)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, writeback_call(fs, ino));
+}
+
+static int drop_caches_call(struct ref_fs *fs)
 {
 	struct pc_link *l;
 
@@ -908,6 +915,13 @@ int ref_drop_caches(struct ref_fs *fs)
 			pc_evict(fs->pc, p);
 	}
 	return 0;
+}
+
+int ref_drop_caches(struct ref_fs *fs)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, drop_caches_call(fs));
 }
 
 /* The engine's view: entries only inside EOF, zeros past EOF in the EOF

@@ -201,6 +201,20 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 int ref_unmount(struct ref_fs *fs);
 /* Free the handle writing nothing more: a power cut as the engine sees it. */
 void ref_abandon(struct ref_fs *fs);
+/*
+ * Shutdown.  A metadata read that fails, or metadata found damaged, in a
+ * call that may change the filesystem can leave an update half made:
+ * the engine has no undo for what the call changed before.  So it shuts
+ * down, as XFS does when it cancels a dirty transaction: that call fails
+ * (-EIO when it would have said success), every later call fails with
+ * -EIO (ref_audit too, saying why), and ref_unmount writes nothing and
+ * returns -EIO.  The image holds the last commit, which the next mount
+ * recovers from the log.  Data I/O errors (a page's writeback, a read of
+ * file data) do not shut down: the calls that meet them undo their own
+ * steps and the filesystem goes on.  A read-only mount never shuts down.
+ * ref_shutdown_error is 0, or the error that shut the filesystem down.
+ */
+int ref_shutdown_error(const struct ref_fs *fs);
 /* Change the path switches of a mounted filesystem (the op language's
  * "naive" and "fallback" ops); takes effect at the next operation. */
 void ref_set_paths(struct ref_fs *fs, uint32_t naive, uint32_t fallback);

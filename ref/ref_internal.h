@@ -199,6 +199,17 @@ struct ref_fs {
 	uint32_t bshift;
 	bool rdonly;
 	bool unclean;           /* mounted from an image not cleanly unmounted */
+	/*
+	 * Shut down (ref.h): a metadata read failed, or metadata was found
+	 * damaged, in a call that may change the filesystem.  Its changes
+	 * since the last commit are half made, so none of them is written:
+	 * every later call fails with -EIO and unmount writes nothing.
+	 */
+	int shutdown;           /* 0, or the error that shut it down        */
+	bool meta_err;          /* a metadata error in the running call     */
+	unsigned calls;         /* public calls in progress (they nest)     */
+	uint64_t dirtied;       /* buf_dirty calls, ever                    */
+	uint64_t call_dirtied;  /* ... when the running call began          */
 	uint32_t naive;         /* REF_PATH_* bits: take the naive twin */
 	uint32_t fallback;      /* REF_PATH_* bits: force the fallback  */
 	uint32_t data_mode;     /* enum ref_data_mode */
@@ -276,6 +287,29 @@ struct ref_fs {
 /* errors and messages */
 void ref_report(struct ref_fs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Around the body of every public call that may change the filesystem:
+ * fs_enter fails with -EIO once it is shut down; fs_leave shuts it down
+ * when a metadata error met on the way (fs->meta_err: a failed metadata
+ * read, or damage reported) may have left an update half made, and then
+ * turns a result that says success into -EIO.  Calls nest (one public
+ * call may make another): the outermost decides.
+ */
+int fs_enter(struct ref_fs *fs);
+int64_t fs_leave(struct ref_fs *fs, int64_t ret);
+/*
+ * fs_leave for a read (which may write pages back on its way): it shuts
+ * the filesystem down only when the call dirtied metadata, and leaves
+ * its result as it is (a read that meets damage returns what it read
+ * before it).
+ */
+int64_t fs_leave_read(struct ref_fs *fs, int64_t ret);
+/* A public call that only looks: -EIO once the filesystem is shut down. */
+#define FS_LIVE(fs)                                                 \
+	do {                                                        \
+		if ((fs)->shutdown)                                 \
+			return -EIO;                                \
+	} while (0)
 #define CORRUPT_GOTO(fs, cond, err, label, ...)                     \
 	do {                                                        \
 		if (cond) {                                         \

@@ -520,6 +520,7 @@ int ref_refcount_walk(struct ref_fs *fs, ref_refcount_fn fn, void *arg)
 	uint64_t at = 0;
 	int err;
 
+	FS_LIVE(fs);
 	if (!fs->rl)
 		return -EOPNOTSUPP;
 	refc_tree(fs, &t);
@@ -707,13 +708,19 @@ static int64_t remap_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 int ref_clone_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 		    uint64_t src, uint64_t soff, uint64_t len)
 {
-	int64_t r = remap_range(fs, dst, doff, src, soff, len, false);
+	int64_t r = fs_enter(fs);
 
+	if (!r)
+		r = fs_leave(fs, remap_range(fs, dst, doff, src, soff, len,
+					     false));
 	return r < 0 ? (int)r : 0;
 }
 
 int64_t ref_dedupe_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 			 uint64_t src, uint64_t soff, uint64_t len)
 {
-	return remap_range(fs, dst, doff, src, soff, len, true);
+	int err = fs_enter(fs);
+
+	return err ? err : fs_leave(fs, remap_range(fs, dst, doff, src, soff,
+						    len, true));
 }

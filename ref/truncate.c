@@ -163,7 +163,7 @@ static int truncate_down_optimized(struct ref_fs *fs, struct ref_inode *ip,
 	return err ? err : truncate_done(fs, ip);
 }
 
-int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
+static int truncate_call(struct ref_fs *fs, uint64_t ino, uint64_t size)
 {
 	struct before b;
 	struct ref_inode *ip;
@@ -200,4 +200,11 @@ int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
 	else
 		err = truncate_down_optimized(fs, ip, &b);
 	return err ? err : tx_maybe_roll(fs);
+}
+
+int ref_truncate(struct ref_fs *fs, uint64_t ino, uint64_t size)
+{
+	int err = fs_enter(fs);
+
+	return err ? err : (int)fs_leave(fs, truncate_call(fs, ino, size));
 }

@@ -173,8 +173,11 @@ expect_grep "$tmp/out" '^stat.size = 2048$' "and the log's f0 (nothing unlinked)
 # device's (exit 3; it was 4, a corrupted image) ...
 expect_status 3 "io whose crash's mount failed" -- run io \
 	"faulty[read=4,off=0,len=512,sticky]:mem:64m" -c "pwrite 0 4k" -c crash
-# ... or a corrupted image's: an extent-tree leaf damaged on the image,
-# read first by the mount after the crash (an unlinked file's orphan)
+# A command that meets an extent-tree leaf damaged on the image fails
+# (the image is corrupted) and shuts the filesystem down: the sync after
+# it fails too, nothing of the half-made unlink is written, the crash's
+# mount recovers the last commit, and the audit at the end finds the
+# damage (exit 4)
 expect_status 0 "mkfs for the damaged leaf" -- run mkfs -m bs=4k,maxrecs=4,journal=256 \
 	"file:$tmp/leaf.img,size=32m"
 extents=()
@@ -184,9 +187,11 @@ expect_status 0 "a file of 13 extents" -- run io "file:$tmp/leaf.img" -c "open -
 leaf=$(LC_ALL=C grep -obUaP '\x42\x4f\x53\x46' "$tmp/leaf.img" | cut -d: -f1 |
 	awk '$1 % 4096 == 0 && $1 / 4096 > 258 { print $1 / 4096 }' | sed -n 3p)
 printf '\xff' | dd of="$tmp/leaf.img" bs=1 seek=$((leaf * 4096 + 300)) conv=notrunc status=none
-expect_status 4 "io whose crash's mount found corruption" -- run io "file:$tmp/leaf.img" \
+expect_status 4 "io whose unlink met a damaged leaf" -- run io "file:$tmp/leaf.img" \
 	-c "open a" -c "unlink a" -c sync -c crash
-expect_grep "$tmp/err" "no audit after the commands: .*bad checksum" "the mount's reason"
+expect_grep "$tmp/err" "^unlink: Structure needs cleaning$" "the unlink fails"
+expect_grep "$tmp/err" "^sync: Input/output error$" "the shut-down filesystem refuses the sync"
+expect_grep "$tmp/err" "audit after the commands failed: .*bad checksum" "the audit's reason"
 
 # --- bad input: a clear line, non-zero at the end; as xfs_io, the other
 #     commands still run (the pwrite before the unknown word, the stat

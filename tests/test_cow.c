@@ -384,7 +384,9 @@ TEST(crash_frees_leftover_staging_at_mount)
  * the root fails inside remap_inplace, and the inserts must not be
  * counted.  Returns 1 when the write completed without the fault firing;
  * *mismatch is 1 when ip->nextents and the data fork's record count
- * disagree afterwards, -1 when the setup failed.
+ * disagree afterwards (on the live engine, or on the image the next
+ * mount recovers when the error shut the engine down), -1 when the
+ * setup failed.
  */
 static int nextents_after_read_fault(uint64_t n, int *mismatch, int *fired)
 {
@@ -421,6 +423,13 @@ static int nextents_after_read_fault(uint64_t n, int *mismatch, int *fired)
 	done = hw_fault_fired(d) == 0;
 	*fired += !done;
 	hw_fault_disarm(d, -1);
+	if (ref_shutdown_error(fs)) { /* the image's count, as recovered */
+		if (ref_unmount(fs) != -EIO)
+			goto out;
+		fs = NULL;
+		if (ref_mount(d, NULL, &fs))
+			goto out;
+	}
 	if (ref_stat(fs, a, &st) || ref_bmap(fs, a, collect_extent, &recs))
 		goto out;
 	*mismatch = st.nextents != (uint64_t)recs.n;

@@ -303,6 +303,195 @@ TEST(a_data_error_after_a_written_piece_is_a_short_write)
 	e_close(&z);
 }
 
+/*
+ * A metadata read that fails inside an op: the op fails, and the engine
+ * goes on whole.  With a one-buffer metadata cache every B+tree walk
+ * reads its nodes from the device, so for n = 1, 2, ... the nth device
+ * read fails (once) somewhere in the middle of an update: a punch, a
+ * collapse or insert, a zero range, a truncate, a create, an unlink, a
+ * rename, a copy, an exchange, a clone.  Every op runs whatever the ones
+ * before returned, as a program that is told of an error and goes on.
+ * Then the audit of the live engine must pass (what it holds in memory
+ * still adds up), and after unmount the image must pass fsck and the file
+ * the sequence never touches must read back as fsynced.  Or, when the
+ * error left an update half made, the engine shut down (ref.h): every
+ * later call fails with -EIO, unmount writes nothing, and the image
+ * mounts, passes fsck and holds the untouched file as fsynced.
+ */
+struct rf_cfg {
+	const char *what;
+	uint32_t reflink, data_mode, flags;
+};
+
+static void rf_sequence(struct ref_fs *fs, const struct rf_cfg *c,
+			uint64_t work, uint64_t other, const uint8_t *buf)
+{
+	uint64_t ino;
+	const unsigned ph = REF_FALLOC_PUNCH_HOLE | REF_FALLOC_KEEP_SIZE;
+
+	(void)ref_fallocate(fs, work, ph, 7 * BS, 3 * BS);
+	(void)ref_pwrite(fs, work, buf, 3 * BS, 5 * BS);
+	(void)ref_sync(fs); /* what the log holds goes home, and is read
+			       from the device again when next needed */
+	(void)ref_fallocate(fs, work, REF_FALLOC_COLLAPSE_RANGE, 8 * BS,
+			    4 * BS);
+	(void)ref_fallocate(fs, work, REF_FALLOC_INSERT_RANGE, 2 * BS, 2 * BS);
+	(void)ref_fallocate(fs, work, REF_FALLOC_ZERO_RANGE, 10 * BS, 5 * BS);
+	(void)ref_fallocate(fs, work, 0, 60 * BS, 8 * BS);
+	(void)ref_sync(fs);
+	(void)ref_truncate(fs, work, 30 * BS + 100);
+	(void)ref_fsync(fs, work);
+	if (ref_create(fs, "new", &ino) == 0) {
+		(void)ref_pwrite(fs, ino, buf, 9 * BS, 0);
+		(void)ref_fallocate(fs, ino, ph, 2 * BS, BS);
+		(void)ref_copy_range(fs, ino, 12 * BS, work, 0, 6 * BS);
+		(void)ref_exchange_range(fs, ino, 0, other, 0, 4 * BS);
+		if (c->reflink) {
+			(void)ref_clone_range(fs, ino, 20 * BS, work, 0, 8 * BS);
+			(void)ref_pwrite(fs, ino, buf, BS, 21 * BS);
+			(void)ref_pwrite(fs, work, buf, 2 * BS, 3 * BS);
+		}
+	}
+	(void)ref_sync(fs);
+	(void)ref_rename(fs, "new", "moved");
+	(void)ref_unlink(fs, "other2");
+	(void)ref_truncate(fs, other, 3 * BS);
+	(void)ref_sync(fs);
+}
+
+/* One extent a block: a B+tree of several levels at fan-out 4. */
+static int punch_every_other(struct ref_fs *fs, uint64_t ino, uint64_t blocks)
+{
+	for (uint64_t b = 1; b < blocks; b += 2)
+		if (ref_fallocate(fs, ino, REF_FALLOC_PUNCH_HOLE |
+				  REF_FALLOC_KEEP_SIZE, b * BS, BS))
+			return -1;
+	return 0;
+}
+
+/* A shut-down engine refuses every call and writes nothing at unmount. */
+static int shut_down_for_good(struct efs *z, uint64_t work)
+{
+	static const uint8_t b[BS];
+	uint64_t writes = z->dev->ctr.writes;
+	struct ref_stat st;
+	int err;
+
+	if (ref_pwrite(z->fs, work, b, BS, 0) != -EIO ||
+	    ref_sync(z->fs) != -EIO || ref_stat(z->fs, work, &st) != -EIO ||
+	    audit(z->fs) != -EIO) {
+		fprintf(stderr, "    a call after the shutdown did not fail "
+			"with -EIO\n");
+		return -1;
+	}
+	err = ref_unmount(z->fs);
+	z->fs = NULL;
+	if (err != -EIO || z->dev->ctr.writes != writes) {
+		fprintf(stderr, "    unmount after the shutdown: %d, %llu "
+			"writes\n", err,
+			(unsigned long long)(z->dev->ctr.writes - writes));
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 when the sequence ran with no fault firing (n is past its reads). */
+static int read_fault_at(const struct rf_cfg *c, uint64_t n, int *bad,
+			 unsigned *shut)
+{
+	struct ref_mkfs_opts o = { .btree_maxrecs = 4, .journal_blocks = 64,
+				   .inodes = 64, .reflink = c->reflink };
+	struct ref_mount_opts mo = { .cache_blocks = 1, .msg = collect_msg,
+				     .data_mode = c->data_mode,
+				     .flags = c->flags };
+	struct hw_fault f = { .ops = HW_FAULT_READ, .nth = n };
+	struct efs z = { 0 };
+	struct shadow keep = { .b = calloc(1, SHADOW_MAX) };
+	static uint8_t buf[64 * BS];
+	uint64_t work, other, o2;
+	int done = 0;
+
+	*bad = 1;
+	memset(buf, 0x6b, sizeof(buf));
+	if (!keep.b || hw_open("faulty:mem:8m", &z.dev, NULL, 0) ||
+	    ref_mkfs(z.dev, &o) || ref_mount(z.dev, &mo, &z.fs) ||
+	    ref_create(z.fs, "keep", &keep.ino) ||
+	    sh_write(z.fs, &keep, 1, 0, 24 * BS) ||
+	    sh_punch(z.fs, &keep, 4 * BS, BS) ||
+	    sh_punch(z.fs, &keep, 9 * BS, 2 * BS) ||
+	    ref_create(z.fs, "work", &work) ||
+	    ref_pwrite(z.fs, work, buf, sizeof(buf), 0) != (int64_t)sizeof(buf) ||
+	    punch_every_other(z.fs, work, sizeof(buf) / BS) ||
+	    ref_create(z.fs, "other", &other) ||
+	    ref_pwrite(z.fs, other, buf, 8 * BS, 0) != 8 * BS ||
+	    ref_create(z.fs, "other2", &o2) || ref_unmount(z.fs))
+		goto out;
+	z.fs = NULL; /* mounted again: every node is read from the device */
+	if (ref_mount(z.dev, &mo, &z.fs) || hw_fault_arm(z.dev, &f) < 0)
+		goto out;
+	rf_sequence(z.fs, c, work, other, buf);
+	done = hw_fault_fired(z.dev) == 0;
+	hw_fault_disarm(z.dev, -1);
+	if (ref_shutdown_error(z.fs)) {
+		*shut += 1;
+		if (done || shut_down_for_good(&z, work))
+			goto out;
+		if (fsck(&z) || e_mount(&z) || !sh_matches(z.fs, &keep)) {
+			fprintf(stderr, "    %s, read %llu failed: after the "
+				"shutdown: %s", c->what, (unsigned long long)n,
+				msgs);
+			goto out;
+		}
+	} else if (audit(z.fs)) {
+		fprintf(stderr, "    %s, read %llu failed: live audit: %s", c->what,
+			(unsigned long long)n, msgs);
+		goto out;
+	} else if (e_cycle(&z, &keep)) {
+		fprintf(stderr, "    %s, read %llu failed: unmount, fsck, "
+			"mount: %s", c->what, (unsigned long long)n, msgs);
+		goto out;
+	}
+	*bad = 0;
+out:
+	e_close(&z);
+	free(keep.b);
+	return done;
+}
+
+TEST(a_metadata_read_failing_inside_an_op_leaves_the_engine_whole)
+{
+	static const struct rf_cfg cfgs[] = {
+		{ "ordered", 0, REF_DATA_ORDERED, 0 },
+		{ "journaled data", 0, REF_DATA_JOURNAL, 0 },
+		{ "reflink", 1, REF_DATA_ORDERED, 0 },
+		{ "delalloc", 0, REF_DATA_ORDERED, REF_MOUNT_DELALLOC },
+	};
+	unsigned failed = 0;
+
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		unsigned shut = 0;
+		uint64_t n;
+		int bad = 0;
+
+		for (n = 1; n < 100000; n++) {
+			if (read_fault_at(&cfgs[i], n, &bad, &shut))
+				break;
+			failed += bad;
+		}
+		CHECK_MSG(n > 50, "%s: only %llu reads", cfgs[i].what,
+			  (unsigned long long)n);
+		/* both ends were met: updates cut short, and errors that
+		 * left the engine whole */
+		CHECK_MSG(shut > 0 && shut < n - 1, "%s: %u of %llu read "
+			  "errors shut down", cfgs[i].what, shut,
+			  (unsigned long long)(n - 1));
+		if (getenv("FSO_EIO_VERBOSE"))
+			fprintf(stderr, "    %s: %llu reads, %u shut down\n",
+				cfgs[i].what, (unsigned long long)(n - 1), shut);
+	}
+	CHECK_EQ(failed, 0);
+}
+
 int main(int argc, char **argv)
 {
 	return test_main(argc, argv);

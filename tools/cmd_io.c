@@ -53,9 +53,12 @@ static const char usage[] =
 "Exit status: 0 all commands succeeded, 1 a command failed, 2 bad usage\n"
 "or a command that is unknown or does not parse (the others still ran),\n"
 "3 an I/O error of the device (at the mount, or at a crash's or remount's\n"
-"mount, which left no filesystem to audit at the end), 4 the image is\n"
-"corrupted or not an fsoracle filesystem (found by any mount, or by the\n"
-"audit at the end).\n";
+"mount, which left no filesystem to audit at the end; or a metadata read\n"
+"that failed in the middle of an update, which shut the filesystem down:\n"
+"every later command fails, nothing more is written, the next mount\n"
+"recovers the last commit), 4 the image is corrupted or not an fsoracle\n"
+"filesystem (found by any mount, by a command, which shuts the\n"
+"filesystem down as above, or by the audit at the end).\n";
 
 #define CHUNK (1u << 20)
 #define XFS_IO_BS 4096u   /* xfs_io's default -b */
@@ -1031,13 +1034,16 @@ int cmd_io(int argc, char **argv)
 		char msg[256] = "";
 
 		int e = io.t->ops->audit(io.t, msg, sizeof(msg));
+		struct ref_fs *fs = engine_target_fs(io.t);
+		int down = fs ? ref_shutdown_error(fs) : 0;
 
 		/* no filesystem left (a crash or remount whose mount failed,
-		 * which the commands' errors already said): its error, EIO
-		 * from the device or a corrupted image */
-		if (e && !engine_target_fs(io.t)) {
+		 * which the commands' errors already said), or one shut down
+		 * by a command: its error, EIO from the device or a
+		 * corrupted image */
+		if (e && (!fs || down)) {
 			errmsg("no audit after the commands: %s", msg);
-			rc = exit_for(e);
+			rc = exit_for(down ? down : e);
 		} else if (e) {
 			errmsg("audit after the commands failed: %s", msg);
 			rc = EXIT_CORRUPT;
