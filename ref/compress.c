@@ -325,11 +325,8 @@ static int alloc_write(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		err = file_alloc_blocks(fs, ip, fb, n, true, blk, got);
 	if (err)
 		return err;
-	if (*got < n) {
-		err = inode_is_rt(ip) ? rtalloc_free(fs, *blk, *got) :
-		      alloc_free(fs, *blk, *got);
-		return err;
-	}
+	if (*got < n)
+		return file_unalloc(fs, ip, *blk, *got);
 	if (file_zoned(fs, ip))
 		return 0;
 	fs->ctr.data_bytes_written += n << fs->bshift;
@@ -424,10 +421,8 @@ static int expand_one(struct ref_fs *fs, struct ref_inode *ip,
 	free(bytes);
 	if (err) { /* nothing remapped yet: the pieces go back */
 		for (unsigned i = 0; i < np; i++)
-			if (inode_is_rt(ip))
-				rtalloc_free(fs, piece[i].startblk, piece[i].len);
-			else
-				alloc_free(fs, piece[i].startblk, piece[i].len);
+			(void)file_unalloc(fs, ip, piece[i].startblk,
+					   piece[i].len);
 		return err;
 	}
 	err = bmap_unmap_step(fs, ip, e->fileoff, e->len);

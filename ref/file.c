@@ -195,6 +195,13 @@ int file_alloc_whole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	       alloc_data_whole(fs, goal, n, blk);
 }
 
+int file_unalloc(struct ref_fs *fs, const struct ref_inode *ip,
+		 uint64_t start, uint64_t len)
+{
+	return inode_is_rt(ip) ? rtalloc_free(fs, start, len) :
+	       alloc_free(fs, start, len);
+}
+
 /*
  * A write of a delalloc-capable file with delayed allocation on: holes
  * become delalloc pages (delalloc.c), everything else is written through.
@@ -334,7 +341,9 @@ int64_t file_write_through(struct ref_fs *fs, struct ref_inode *ip,
 			blk = m.startblk + (fb - m.fileoff);
 			err = write_full_blocks(fs, ip, fb, n, blk, buf, off,
 						pos, end);
-			if (!err)
+			if (err) /* nothing maps them yet: they go back */
+				(void)file_unalloc(fs, ip, m.startblk, m.len);
+			else
 				err = map_new(fs, ip, &m, fb, fb + n);
 			/* a piece that ends where its blocks do leaves hole
 			 * after it (an rt piece's padding is unwritten) */

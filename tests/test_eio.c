@@ -395,16 +395,17 @@ static int shut_down_for_good(struct efs *z, uint64_t work)
 	return 0;
 }
 
-/* 1 when the sequence ran with no fault firing (n is past its reads). */
-static int read_fault_at(const struct rf_cfg *c, uint64_t n, int *bad,
-			 unsigned *shut)
+/* 1 when the sequence ran with no fault firing (n is past its I/O). */
+static int fault_at(const struct rf_cfg *c, const struct hw_fault *fault,
+		    int *bad, unsigned *shut)
 {
 	struct ref_mkfs_opts o = { .btree_maxrecs = 4, .journal_blocks = 64,
 				   .inodes = 64, .reflink = c->reflink };
 	struct ref_mount_opts mo = { .cache_blocks = 1, .msg = collect_msg,
 				     .data_mode = c->data_mode,
 				     .flags = c->flags };
-	struct hw_fault f = { .ops = HW_FAULT_READ, .nth = n };
+	struct hw_fault f = *fault;
+	uint64_t n = f.nth;
 	struct efs z = { 0 };
 	struct shadow keep = { .b = calloc(1, SHADOW_MAX) };
 	static uint8_t buf[64 * BS];
@@ -458,36 +459,89 @@ out:
 	return done;
 }
 
-TEST(a_metadata_read_failing_inside_an_op_leaves_the_engine_whole)
-{
-	static const struct rf_cfg cfgs[] = {
-		{ "ordered", 0, REF_DATA_ORDERED, 0 },
-		{ "journaled data", 0, REF_DATA_JOURNAL, 0 },
-		{ "reflink", 1, REF_DATA_ORDERED, 0 },
-		{ "delalloc", 0, REF_DATA_ORDERED, REF_MOUNT_DELALLOC },
-	};
-	unsigned failed = 0;
+static const struct rf_cfg rf_cfgs[] = {
+	{ "ordered", 0, REF_DATA_ORDERED, 0 },
+	{ "journaled data", 0, REF_DATA_JOURNAL, 0 },
+	{ "reflink", 1, REF_DATA_ORDERED, 0 },
+	{ "delalloc", 0, REF_DATA_ORDERED, REF_MOUNT_DELALLOC },
+};
+#define RF_CFGS (sizeof(rf_cfgs) / sizeof(rf_cfgs[0]))
 
-	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
-		unsigned shut = 0;
-		uint64_t n;
+/*
+ * The sequence of each configuration with the fault of ops at its 1st,
+ * 2nd, ... I/O: *failed counts the runs that broke a rule; ios[c] and
+ * shut[c] are each configuration's I/O points and shutdowns.
+ */
+static void every_point(unsigned ops, bool sticky, unsigned *failed,
+			uint64_t *ios, unsigned *shut)
+{
+	for (size_t i = 0; i < RF_CFGS; i++) {
+		struct hw_fault f = { .ops = ops, .sticky = sticky };
 		int bad = 0;
 
-		for (n = 1; n < 100000; n++) {
-			if (read_fault_at(&cfgs[i], n, &bad, &shut))
+		shut[i] = 0;
+		for (f.nth = 1; f.nth < 100000; f.nth++) {
+			if (fault_at(&rf_cfgs[i], &f, &bad, &shut[i]))
 				break;
-			failed += bad;
+			*failed += (unsigned)bad;
 		}
-		CHECK_MSG(n > 50, "%s: only %llu reads", cfgs[i].what,
-			  (unsigned long long)n);
-		/* both ends were met: updates cut short, and errors that
-		 * left the engine whole */
-		CHECK_MSG(shut > 0 && shut < n - 1, "%s: %u of %llu read "
-			  "errors shut down", cfgs[i].what, shut,
-			  (unsigned long long)(n - 1));
+		ios[i] = f.nth - 1;
 		if (getenv("FSO_EIO_VERBOSE"))
-			fprintf(stderr, "    %s: %llu reads, %u shut down\n",
-				cfgs[i].what, (unsigned long long)(n - 1), shut);
+			fprintf(stderr, "    %s%s: %llu I/O points, %u shut "
+				"down\n", rf_cfgs[i].what, sticky ? ", sticky" : "",
+				(unsigned long long)ios[i], shut[i]);
+	}
+}
+
+TEST(a_metadata_read_failing_inside_an_op_leaves_the_engine_whole)
+{
+	uint64_t ios[RF_CFGS];
+	unsigned failed = 0, shut[RF_CFGS];
+
+	every_point(HW_FAULT_READ, false, &failed, ios, shut);
+	CHECK_EQ(failed, 0);
+	for (size_t i = 0; i < RF_CFGS; i++) {
+		CHECK_MSG(ios[i] > 50, "%s: only %llu reads", rf_cfgs[i].what,
+			  (unsigned long long)ios[i]);
+		/* both ends were met: updates cut short, and errors that
+		 * left the engine whole (a data read's) */
+		CHECK_MSG(shut[i] > 0 && shut[i] < ios[i], "%s: %u of %llu "
+			  "read errors shut down", rf_cfgs[i].what, shut[i],
+			  (unsigned long long)ios[i]);
+	}
+}
+
+/* A device that dies at a read: whole or shut down as above (the fault
+ * is lifted before the checks). */
+TEST(a_device_dying_at_each_read_leaves_the_engine_whole)
+{
+	uint64_t ios[RF_CFGS];
+	unsigned failed = 0, shut[RF_CFGS];
+
+	every_point(HW_FAULT_READ, true, &failed, ios, shut);
+	CHECK_EQ(failed, 0);
+	for (size_t i = 0; i < RF_CFGS; i++)
+		CHECK(ios[i] > 50 && shut[i] > 0);
+}
+
+/*
+ * A write or flush that fails inside an op, once or from then on: a data
+ * write's step undoes itself (the blocks allocated for a hole go back to
+ * the bitmap: they leaked before), a commit's is not counted, and the
+ * engine goes on whole, or shuts down when a metadata read failed too.
+ */
+TEST(a_write_or_flush_failing_inside_an_op_leaves_the_engine_whole)
+{
+	uint64_t ios[RF_CFGS];
+	unsigned failed = 0, shut[RF_CFGS];
+
+	for (int sticky = 0; sticky < 2; sticky++) {
+		every_point(HW_FAULT_WRITE | HW_FAULT_FLUSH, sticky, &failed,
+			    ios, shut);
+		for (size_t i = 0; i < RF_CFGS; i++)
+			CHECK_MSG(ios[i] > 50, "%s: only %llu writes and "
+				  "flushes", rf_cfgs[i].what,
+				  (unsigned long long)ios[i]);
 	}
 	CHECK_EQ(failed, 0);
 }
