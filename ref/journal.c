@@ -148,25 +148,32 @@ static int write_jhdr(struct ref_fs *fs, uint64_t seq)
 	return meta_write(fs, 1, b, true);
 }
 
-int journal_checkpoint(struct ref_fs *fs)
+static int checkpoint_steps(struct ref_fs *fs)
 {
 	int err = 0;
 
-	if (fs->rdonly)
-		return 0;
-	if (fs->ntx || fs->nrevoke)
-		return -EINVAL; /* callers commit first; see the policy above */
 	for (size_t i = 0; i < fs->nckpt; i++) {
 		err = buf_write_inplace(fs, fs->ckpt[i]);
 		if (err)
 			return err;
 	}
 	err = meta_barrier(fs); /* flush, or persist on pmem (devio.c) */
-	if (err)
+	return err ? err : write_jhdr(fs, fs->jseq);
+}
+
+int journal_checkpoint(struct ref_fs *fs)
+{
+	int err;
+
+	if (fs->rdonly)
+		return 0;
+	if (fs->ntx || fs->nrevoke)
+		return -EINVAL; /* callers commit first; see the policy above */
+	err = checkpoint_steps(fs);
+	if (err) { /* as a failed commit (commit below) */
+		fs->meta_err = true;
 		return err;
-	err = write_jhdr(fs, fs->jseq);
-	if (err)
-		return err;
+	}
 	for (size_t i = 0; i < fs->nckpt; i++)
 		buf_unpin(fs, fs->ckpt[i]);
 	fs->nckpt = 0;
@@ -250,7 +257,7 @@ static int write_revokes(struct ref_fs *fs, uint32_t *pos, uint32_t *dcrc,
  * would call the filesystem corrupt), so that commit flushes as ordered
  * mode's do.
  */
-static int commit(struct ref_fs *fs, bool sync)
+static int commit_steps(struct ref_fs *fs, bool sync)
 {
 	uint32_t dcap = desc_capacity(fs), pos, ndesc, nrev, need;
 	uint32_t dcrc = 0;
@@ -347,6 +354,20 @@ static int commit(struct ref_fs *fs, bool sync)
 	if (fs->jlen - fs->jhead < fs->jlen / 2)
 		return journal_checkpoint(fs);
 	return 0;
+}
+
+/*
+ * A commit that fails (a log write, a flush, the checkpoint after it) is
+ * a metadata error (ref.h's shutdown): the operation making it stops half
+ * made, and a log that cannot be written cannot make anything durable.
+ */
+static int commit(struct ref_fs *fs, bool sync)
+{
+	int err = commit_steps(fs, sync);
+
+	if (err)
+		fs->meta_err = true;
+	return err;
 }
 
 int tx_commit(struct ref_fs *fs)

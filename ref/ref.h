@@ -202,10 +202,12 @@ int ref_unmount(struct ref_fs *fs);
 /* Free the handle writing nothing more: a power cut as the engine sees it. */
 void ref_abandon(struct ref_fs *fs);
 /*
- * Shutdown.  A metadata read that fails, or metadata found damaged, in a
- * call that may change the filesystem can leave an update half made:
- * the engine has no undo for what the call changed before.  So it shuts
- * down, as XFS does when it cancels a dirty transaction: that call fails
+ * Shutdown.  A metadata read that fails, metadata found damaged, or a
+ * commit that fails (a log write or flush, or the checkpoint after it),
+ * in a call that may change the filesystem, can leave an update half
+ * made: the engine has no undo for what the call changed before.  So it
+ * shuts down, as XFS does when it cancels a dirty transaction or its log
+ * cannot be written: that call fails
  * (-EIO when it would have said success), every later call fails with
  * -EIO (ref_audit too, saying why), and ref_unmount writes nothing and
  * returns -EIO.  The image holds the last commit, which the next mount

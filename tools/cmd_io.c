@@ -54,11 +54,11 @@ static const char usage[] =
 "or a command that is unknown or does not parse (the others still ran),\n"
 "3 an I/O error of the device (at the mount, or at a crash's or remount's\n"
 "mount, which left no filesystem to audit at the end; or a metadata read\n"
-"that failed in the middle of an update, which shut the filesystem down:\n"
-"every later command fails, nothing more is written, the next mount\n"
-"recovers the last commit), 4 the image is corrupted or not an fsoracle\n"
-"filesystem (found by any mount, by a command, which shuts the\n"
-"filesystem down as above, or by the audit at the end).\n";
+"or a commit that failed in the middle of an update, which shut the\n"
+"filesystem down: every later command fails, nothing more is written,\n"
+"the next mount recovers the last commit), 4 the image is corrupted or\n"
+"not an fsoracle filesystem (found by any mount, by a command, which\n"
+"shuts the filesystem down as above, or by the audit at the end).\n";
 
 #define CHUNK (1u << 20)
 #define XFS_IO_BS 4096u   /* xfs_io's default -b */
