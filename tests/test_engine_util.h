@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/check.h"
 #include "harness/gen.h"
@@ -416,6 +417,50 @@ static inline uint64_t cut_everywhere(const char *dev, const char *rtdev,
 		}
 	}
 	return k - 1;
+}
+
+struct scratch {
+	char dir[64];
+	char spec[160];
+};
+
+/*
+ * A pmem: device in a scratch directory: LAYERS "pmem:DIR/img,size=SIZE"
+ * in t->spec, DIR fresh under /dev/shm when there is one (msync there
+ * costs no disk flush), else /tmp; false when this build has no pmem:
+ * (MSan: no libpmem2), saying so.  scratch_done removes both.
+ */
+static inline bool pmem_spec(struct scratch *t, const char *layers,
+			     const char *size)
+{
+	struct hw_dev *d;
+	char probe[128];
+
+	snprintf(t->dir, sizeof(t->dir), "%s/fsoracle-pmemeng-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	if (!mkdtemp(t->dir))
+		return false;
+	snprintf(probe, sizeof(probe), "pmem:%s/probe,size=64k", t->dir);
+	if (hw_open(probe, &d, NULL, 0) == -EOPNOTSUPP) {
+		fprintf(stderr, "    skipped: pmem: is not available in this build\n");
+		rmdir(t->dir);
+		return false;
+	}
+	hw_close(d);
+	snprintf(probe, sizeof(probe), "%s/probe", t->dir);
+	unlink(probe);
+	snprintf(t->spec, sizeof(t->spec), "%spmem:%s/img,size=%s", layers,
+		 t->dir, size);
+	return true;
+}
+
+static inline void scratch_done(struct scratch *t)
+{
+	char img[96];
+
+	snprintf(img, sizeof(img), "%s/img", t->dir);
+	unlink(img);
+	rmdir(t->dir);
 }
 
 #endif

@@ -14,45 +14,6 @@
 
 #include <unistd.h>
 
-struct scratch {
-	char dir[64];
-	char spec[160];
-};
-
-/* "pmem:DIR/img,size=SIZE" under a fresh directory; false: no pmem here. */
-static bool pmem_spec(struct scratch *t, const char *layers, const char *size)
-{
-	struct hw_dev *d;
-	char probe[128];
-
-	/* tmpfs when there is one: msync there costs no disk flush */
-	snprintf(t->dir, sizeof(t->dir), "%s/fsoracle-pmemeng-XXXXXX",
-		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	if (!mkdtemp(t->dir))
-		return false;
-	snprintf(probe, sizeof(probe), "pmem:%s/probe,size=64k", t->dir);
-	if (hw_open(probe, &d, NULL, 0) == -EOPNOTSUPP) {
-		fprintf(stderr, "    skipped: pmem: is not available in this build\n");
-		rmdir(t->dir);
-		return false;
-	}
-	hw_close(d);
-	snprintf(probe, sizeof(probe), "%s/probe", t->dir);
-	unlink(probe);
-	snprintf(t->spec, sizeof(t->spec), "%spmem:%s/img,size=%s", layers,
-		 t->dir, size);
-	return true;
-}
-
-static void scratch_done(struct scratch *t)
-{
-	char img[96];
-
-	snprintf(img, sizeof(img), "%s/img", t->dir);
-	unlink(img);
-	rmdir(t->dir);
-}
-
 /*
  * On pmem the journal persists: commits and checkpoints issue persists
  * and no FUA write at all reaches the device, and data fsynced before a
