@@ -121,6 +121,22 @@ static uint64_t tag_owner(const struct checker *c, unsigned file, uint8_t b)
 	return 0;
 }
 
+/* A device that failed I/O on purpose (its faulty layer) says so: what
+ * follows from an injected error is no finding by itself. */
+static void injected_note(const struct checker *c, FILE *out)
+{
+	for (int i = 0; i < c->n; i++) {
+		struct target *t = c->t[i];
+		int64_t n = t->ops->injected ? t->ops->injected(t) : 0;
+
+		if (n > 0)
+			fprintf(out, "  %s: its device failed %lld I/O%s on "
+				"purpose (the faulty layer);\n  what follows from "
+				"an injected error is no finding by itself\n",
+				t->name, (long long)n, n == 1 ? "" : "s");
+	}
+}
+
 static void data_table(const struct checker *c, FILE *out, unsigned file,
 		       const uint8_t *good, const uint8_t *bad, uint64_t base,
 		       size_t n)
@@ -244,6 +260,7 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 				"  targets went on: this may follow from it, no "
 				"finding; replay the log with\n  more memory\n",
 				(unsigned long long)c->nomem_op);
+		injected_note(c, out);
 		if (good && badbuf)
 			data_table(c, out, file, good, badbuf, base_off, n);
 		check_skip_summary(c, skip, sizeof(skip));

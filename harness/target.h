@@ -199,6 +199,12 @@ struct target_ops {
 	 */
 	int (*power)(struct target *t);
 	/*
+	 * I/Os its devices have failed on purpose so far (a faulty layer at
+	 * the top of the device spec, hw.h), for the report: an error that
+	 * follows from one is no finding by itself.  NULL: none can.
+	 */
+	int64_t (*injected)(struct target *t);
+	/*
 	 * The state twin engines must agree on beyond what a reader sees
 	 * (check_cfg.twins), as digests of the parts asked for; NULL when
 	 * the target has no such state (the model, the host).  0 or -errno.

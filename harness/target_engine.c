@@ -246,6 +246,16 @@ static int engine_power(struct target *t)
 	return lost ? TARGET_POWER_LOST : TARGET_POWER_FAILED;
 }
 
+static int64_t engine_injected(struct target *t)
+{
+	struct engine *e = to_engine(t);
+	int64_t n = hw_fault_fired(e->dev), rt;
+
+	n = n > 0 ? n : 0; /* -EINVAL: no faulty layer on top */
+	rt = e->rtdev ? hw_fault_fired(e->rtdev) : 0;
+	return n + (rt > 0 ? rt : 0);
+}
+
 /* The inode of file i; create it when asked and missing. */
 static int get_ino(struct engine *e, unsigned i, int create, uint64_t *ino)
 {
@@ -804,6 +814,7 @@ static const struct target_ops engine_ops = {
 	.audit = engine_audit,
 	.twin = engine_twin_state,
 	.power = engine_power,
+	.injected = engine_injected,
 	.reset = engine_reset,
 	.release = engine_release,
 	.destroy = engine_destroy,

@@ -173,6 +173,11 @@ expect_grep "$tmp/out" '^stat.size = 2048$' "and the log's f0 (nothing unlinked)
 # device's (exit 3; it was 4, a corrupted image) ...
 expect_status 3 "io whose crash's mount failed" -- run io \
 	"faulty[read=4,off=0,len=512,sticky]:mem:64m" -c "pwrite 0 4k" -c crash
+# a soak on a device that fails an I/O on purpose: the engine's error is
+# reported as a mismatch, and the report says the device was told to fail
+expect_status 13 "run on a faulty device" -- run run --dev "faulty[read=2000]:mem:64m" \
+	--targets engine,model --seed 1 --ops 20000 -q --log "$tmp/faulty.ops"
+expect_grep "$tmp/err" "its device failed 1 I/O on purpose" "the report names the injected fault"
 # A command that meets an extent-tree leaf damaged on the image fails
 # (the image is corrupted) and shuts the filesystem down: the sync after
 # it fails too, nothing of the half-made unlink is written, the crash's
