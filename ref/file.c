@@ -198,8 +198,17 @@ int file_alloc_whole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 int file_unalloc(struct ref_fs *fs, const struct ref_inode *ip,
 		 uint64_t start, uint64_t len)
 {
-	return inode_is_rt(ip) ? rtalloc_free(fs, start, len) :
-	       alloc_free(fs, start, len);
+	int err;
+
+	if (inode_is_rt(ip)) /* rt data never goes through the journal */
+		return rtalloc_free(fs, start, len);
+	/* a journaled write may have left the blocks it wrote before the
+	 * failure as buffers in the running transaction: forgotten first
+	 * (forget.c), or the next owner would read them and the checkpoint
+	 * write them over its data.  Not alloc_free_file: nothing shares
+	 * blocks no record maps yet. */
+	err = forget_file_blocks(fs, ip, start, len);
+	return err ? err : alloc_free(fs, start, len);
 }
 
 /*

@@ -420,11 +420,18 @@ static void shut_down(struct ref_fs *fs, int err)
 		   "recovers the last commit", ref_strerror(err));
 }
 
+/* What shut it down: the call's error when it is the device's or the
+ * image's, else -EIO (a call may report damage and return -EINVAL). */
+static int shutdown_cause(int64_t ret)
+{
+	return ret == -EFSCORRUPTED ? -EFSCORRUPTED : -EIO;
+}
+
 int64_t fs_leave(struct ref_fs *fs, int64_t ret)
 {
 	if (--fs->calls || !fs->meta_err || fs->rdonly)
 		return ret;
-	shut_down(fs, ret < 0 ? (int)ret : -EIO);
+	shut_down(fs, shutdown_cause(ret));
 	return ret < 0 ? ret : -EIO;
 }
 
@@ -433,7 +440,7 @@ int64_t fs_leave_read(struct ref_fs *fs, int64_t ret)
 	if (--fs->calls || !fs->meta_err || fs->rdonly ||
 	    fs->dirtied == fs->call_dirtied)
 		return ret;
-	shut_down(fs, ret < 0 ? (int)ret : -EIO);
+	shut_down(fs, shutdown_cause(ret));
 	return ret;
 }
 

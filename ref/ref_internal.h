@@ -575,7 +575,8 @@ int  file_alloc_blocks(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 int  file_alloc_whole(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		      uint64_t n, uint64_t *blk);
 /* Give back blocks allocated for ip that nothing maps yet (the write into
- * them failed): to the bitmap of their device. */
+ * them failed): forgotten in the journal, then to the bitmap of their
+ * device. */
 int  file_unalloc(struct ref_fs *fs, const struct ref_inode *ip,
 		  uint64_t start, uint64_t len);
 
