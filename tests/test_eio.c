@@ -342,6 +342,7 @@ static unsigned rf_sequence(struct efs *z, const struct rf_cfg *c,
 	struct ref_fs *fs = z->fs;
 	uint64_t ino;
 	const unsigned ph = REF_FALLOC_PUNCH_HOLE | REF_FALLOC_KEEP_SIZE;
+	static uint8_t rbuf[8 * BS];
 	unsigned n = 0;
 
 	RF(n, ref_fallocate(fs, work, ph, 7 * BS, 3 * BS), 0);
@@ -360,6 +361,9 @@ static unsigned rf_sequence(struct efs *z, const struct rf_cfg *c,
 	RF(n, ref_fallocate(fs, work, 0, 60 * BS, 8 * BS), 0);
 	RF(n, ref_sync(fs), 0);
 	RF(n, ref_truncate(fs, work, 30 * BS + 100), 0);
+	RF(n, ref_writeback(fs, 0), 0);
+	RF(n, ref_drop_caches(fs), 0);
+	RF(n, ref_pread(fs, work, rbuf, 8 * BS, 4 * BS), 8 * BS);
 	RF(n, ref_fsync(fs, work), 0);
 	if (RF(n, e_file(z, "new", &ino), 0) == 0) {
 		RF(n, ref_pwrite(fs, ino, buf, 9 * BS, 0), 9 * BS);
@@ -371,6 +375,9 @@ static unsigned rf_sequence(struct efs *z, const struct rf_cfg *c,
 			   0);
 			RF(n, ref_pwrite(fs, ino, buf, BS, 21 * BS), BS);
 			RF(n, ref_pwrite(fs, work, buf, 2 * BS, 3 * BS), 2 * BS);
+			/* both blocks hold buf's bytes: shared */
+			RF(n, ref_dedupe_range(fs, ino, 21 * BS, work, 3 * BS,
+					       BS), BS);
 		}
 	}
 	RF(n, ref_sync(fs), 0);
