@@ -199,8 +199,8 @@ struct target_ops {
 	 */
 	int (*power)(struct target *t);
 	/*
-	 * I/Os its devices have failed on purpose so far (a faulty layer at
-	 * the top of the device spec, hw.h), for the report: an error that
+	 * I/Os its devices have failed on purpose so far (a faulty layer
+	 * anywhere in their specs, hw.h), for the report: an error that
 	 * follows from one is no finding by itself.  NULL: none can.
 	 */
 	int64_t (*injected)(struct target *t);

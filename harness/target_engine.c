@@ -251,7 +251,7 @@ static int64_t engine_injected(struct target *t)
 	struct engine *e = to_engine(t);
 	int64_t n = hw_fault_fired(e->dev), rt;
 
-	n = n > 0 ? n : 0; /* -EINVAL: no faulty layer on top */
+	n = n > 0 ? n : 0; /* -EINVAL: no faulty layer in its stack */
 	rt = e->rtdev ? hw_fault_fired(e->rtdev) : 0;
 	return n + (rt > 0 ? rt : 0);
 }
