@@ -384,7 +384,9 @@ int ref_exchange_range(struct ref_fs *fs, uint64_t ino1, uint64_t off1,
 {
 	int err = fs_enter(fs);
 
-	return err ? err : (int)fs_leave(fs, exchange_range_call(fs, ino1, off1, ino2, off2, len));
+	return err ? err : (int)fs_leave(fs, exchange_range_call(fs, ino1, off1,
+								ino2, off2,
+								len));
 }
 
 int exchange_recover(struct ref_fs *fs)

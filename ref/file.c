@@ -512,7 +512,8 @@ int64_t ref_pview(struct ref_fs *fs, uint64_t ino, uint64_t len, uint64_t off,
 {
 	int err = fs_enter(fs);
 
-	return err ? err : fs_leave_read(fs, pview_call(fs, ino, len, off, fn, arg));
+	return err ? err : fs_leave_read(fs, pview_call(fs, ino, len, off, fn,
+							arg));
 }
 
 /* Zero the written bytes of [from, to) on the device (holes, unwritten: 0). */
@@ -848,7 +849,8 @@ int64_t ref_copy_range(struct ref_fs *fs, uint64_t dst, uint64_t doff,
 {
 	int err = fs_enter(fs);
 
-	return err ? err : fs_leave(fs, copy_range_call(fs, dst, doff, src, soff, len));
+	return err ? err : fs_leave(fs, copy_range_call(fs, dst, doff, src,
+							soff, len));
 }
 
 static int falloc_check(struct ref_fs *fs, const struct ref_inode *ip,
@@ -950,7 +952,8 @@ int ref_fallocate(struct ref_fs *fs, uint64_t ino, unsigned mode,
 {
 	int err = fs_enter(fs);
 
-	return err ? err : (int)fs_leave(fs, fallocate_call(fs, ino, mode, off, len));
+	return err ? err : (int)fs_leave(fs, fallocate_call(fs, ino, mode, off,
+							    len));
 }
 
 static int fsync_call(struct ref_fs *fs, uint64_t ino)

@@ -427,20 +427,25 @@ static int shutdown_cause(int64_t ret)
 	return ret == -EFSCORRUPTED ? -EFSCORRUPTED : -EIO;
 }
 
+/* The outermost call ends: does it shut the filesystem down?  A read only
+ * when it dirtied metadata on its way. */
+static bool leave_shuts_down(struct ref_fs *fs, int64_t ret, bool read)
+{
+	if (--fs->calls || !fs->meta_err || fs->rdonly ||
+	    (read && fs->dirtied == fs->call_dirtied))
+		return false;
+	shut_down(fs, shutdown_cause(ret));
+	return true;
+}
+
 int64_t fs_leave(struct ref_fs *fs, int64_t ret)
 {
-	if (--fs->calls || !fs->meta_err || fs->rdonly)
-		return ret;
-	shut_down(fs, shutdown_cause(ret));
-	return ret < 0 ? ret : -EIO;
+	return leave_shuts_down(fs, ret, false) && ret >= 0 ? -EIO : ret;
 }
 
 int64_t fs_leave_read(struct ref_fs *fs, int64_t ret)
 {
-	if (--fs->calls || !fs->meta_err || fs->rdonly ||
-	    fs->dirtied == fs->call_dirtied)
-		return ret;
-	shut_down(fs, shutdown_cause(ret));
+	(void)leave_shuts_down(fs, ret, true);
 	return ret;
 }
 

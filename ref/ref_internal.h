@@ -200,8 +200,9 @@ struct ref_fs {
 	bool rdonly;
 	bool unclean;           /* mounted from an image not cleanly unmounted */
 	/*
-	 * Shut down (ref.h): a metadata read failed, or metadata was found
-	 * damaged, in a call that may change the filesystem.  Its changes
+	 * Shut down (ref.h): a metadata read failed, metadata was found
+	 * damaged, or a commit failed, in a call that may change the
+	 * filesystem.  Its changes
 	 * since the last commit are half made, so none of them is written:
 	 * every later call fails with -EIO and unmount writes nothing.
 	 */
@@ -291,7 +292,8 @@ void ref_report(struct ref_fs *fs, const char *fmt, ...)
  * Around the body of every public call that may change the filesystem:
  * fs_enter fails with -EIO once it is shut down; fs_leave shuts it down
  * when a metadata error met on the way (fs->meta_err: a failed metadata
- * read, or damage reported) may have left an update half made, and then
+ * read, damage reported, a failed commit) may have left an update half
+ * made, and then
  * turns a result that says success into -EIO.  Calls nest (one public
  * call may make another): the outermost decides.
  */
