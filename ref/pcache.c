@@ -129,6 +129,8 @@ void pc_free(struct pcache *pc)
 			free_subtree(pc, pc->maps[i].root);
 	while (pc->nspare)
 		park_free(pc->spare[--pc->nspare], page_bytes(pc));
+	if (pc->look)
+		park_free(pc->look, page_bytes(pc));
 	free(pc->maps);
 	free(pc);
 }
@@ -690,9 +692,32 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 }
 
 /*
- * A read of [off, end) through the cache: each page's bytes copied to out,
- * or when out is NULL handed to fn (NULL: zeros) while the page is sure
- * to stay, the same walk either way.
+ * Block fb as a view sees it, the cache left as it was (pcache_view): its
+ * page where it is, else the block read into pc->look.
+ */
+static int look_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
+		     uint64_t upto, struct ref_extent *e, struct pc_page **out)
+{
+	struct pcache *pc = fs->pc;
+
+	*out = pc_peek_page(pc, pcache_inode_map(fs, ip), fb);
+	if (*out)
+		return 0;
+	if (!pc->look) {
+		pc->look = park_alloc(page_bytes(pc));
+		if (!pc->look)
+			return -ENOMEM;
+	}
+	*out = pc->look;
+	(*out)->data = (*out)->own; /* read_block may lend it zeros */
+	return read_block(fs, ip, fb, upto, e, *out);
+}
+
+/*
+ * A read of [off, end) through the cache: each page's bytes copied to out
+ * (get_page: pages read in, found pages made the most recent), or when
+ * out is NULL handed to fn (NULL: zeros) while the page is sure to stay,
+ * the cache left as it was (look_page).
  */
 static int64_t pcache_walk(struct ref_fs *fs, struct ref_inode *ip,
 			   uint8_t *out, ref_view_fn fn, void *arg,
@@ -707,7 +732,8 @@ static int64_t pcache_walk(struct ref_fs *fs, struct ref_inode *ip,
 		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
 		const uint8_t *data;
 		struct pc_page *p;
-		int err = get_page(fs, ip, fb, upto, &e, true, &p);
+		int err = out ? get_page(fs, ip, fb, upto, &e, true, &p) :
+				look_page(fs, ip, fb, upto, &e, &p);
 
 		if (err)
 			return pos > off ? (int64_t)(pos - off) : err;

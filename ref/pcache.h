@@ -98,6 +98,8 @@ struct pcache {
 						for reuse (pc_page_release) */
 	unsigned nspare;
 	uint64_t ndelalloc[2];       /* delalloc pages: data, rt device    */
+	struct pc_page *look;        /* a view's block not in the cache
+					(pcache_view): never indexed      */
 	struct ref_counters *ctr;
 	struct pc_map *maps;
 	size_t nmaps;
@@ -206,7 +208,13 @@ int  pcache_mount(struct ref_fs *fs, uint32_t pages, unsigned shift);
 void pcache_unmount(struct ref_fs *fs);
 int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 		    uint64_t off, uint64_t end);
-/* pcache_read with each page's bytes handed to fn instead (ref_pview). */
+/*
+ * pcache_read's bytes handed to fn instead of copied, and the cache left
+ * as it was (ref_pview): a block in the cache is seen in its page, which
+ * stays where it is on the LRU; any other is read from the device into a
+ * page of its own that never enters the cache.  Only the walk's node
+ * visits and data_bytes_read count it.
+ */
 int64_t pcache_view(struct ref_fs *fs, struct ref_inode *ip, ref_view_fn fn,
 		    void *arg, uint64_t off, uint64_t end);
 /*
