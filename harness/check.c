@@ -151,7 +151,7 @@ int check_reset(struct checker *c)
 	memset(&c->fail, 0, sizeof(c->fail));
 	c->status = CHECK_OK;
 	c->stalled = 0;
-	c->dirty = c->touched = c->exists = 0;
+	c->dirty = c->touched = c->exists = c->matched = 0;
 	c->cut_armed = 0;
 	c->nomem_op = 0;
 	c->twin_adopted = 0;
@@ -421,19 +421,23 @@ static bool same_as_peek(struct checker *c, unsigned file, uint64_t off,
  * (with a peek: nothing to read) gives n; a target with a view is
  * compared through it with the reference's bytes in place, without a
  * copy (its bit in *viewed, and in *differ where it differs); any other
- * is read into its rbuf.
+ * is read into its rbuf.  A target in seen (its bytes of the file were
+ * compared with the reference's just now, c->matched) counts as viewed
+ * and the same, unread: should another differ, read_viewed reads it for
+ * the report as any viewed target.
  */
 static void read_piece(struct checker *c, unsigned file, uint64_t off,
-		       size_t n, bool peek, int64_t *r, uint32_t *viewed,
-		       uint32_t *differ)
+		       size_t n, bool peek, uint32_t seen, int64_t *r,
+		       uint32_t *viewed, uint32_t *differ)
 {
 	*viewed = *differ = 0;
 	for (int i = 0; i < c->n; i++) {
 		struct target *t = c->t[i];
 		int same;
 
-		if (peek && i == c->ref) {
+		if (peek && (i == c->ref || (seen & (1u << i)))) {
 			r[i] = (int64_t)n;
+			*viewed |= (uint32_t)(i != c->ref) << i;
 			continue;
 		}
 		if (peek) {
@@ -493,7 +497,7 @@ static int view_lied(struct checker *c, unsigned file, uint64_t off, size_t n,
  * without being copied out either, and only a difference reads them into
  * their buffers for the report.
  */
-static int verify_file(struct checker *c, unsigned file)
+static int verify_file(struct checker *c, unsigned file, uint32_t seen)
 {
 	struct target *ref = c->t[c->ref];
 	bool peek = ref->ops->peek != NULL;
@@ -505,13 +509,17 @@ static int verify_file(struct checker *c, unsigned file)
 	ret = compare_size(c, file, &size);
 	if (ret || size < 0)
 		goto out;
+	if (!peek)
+		seen = 0;
+	else if (seen == (((1u << c->n) - 1) & ~(1u << c->ref)))
+		goto out; /* every other target's bytes: compared just now */
 	while (off < (uint64_t)size) {
 		size_t piece = compare_span(c, false);
 		size_t n = (uint64_t)size - off < piece ?
 			   (size_t)((uint64_t)size - off) : piece;
 		uint32_t viewed, differ;
 
-		read_piece(c, file, off, n, peek, r, &viewed, &differ);
+		read_piece(c, file, off, n, peek, seen, r, &viewed, &differ);
 		ret = compare_results(c, r, file);
 		if (ret || r[c->ref] <= 0)
 			break;
@@ -568,10 +576,17 @@ static int audit_all(struct checker *c)
 	return ret;
 }
 
+/*
+ * Every file of every target: sizes, then bytes against the reference's.
+ * The files a crash's adoption has just compared on its source (matched)
+ * are compared on the others only.
+ */
 static int verify_all(struct checker *c)
 {
-	uint32_t mask[TARGET_MAX], all = c->touched;
+	uint32_t mask[TARGET_MAX], all = c->touched, matched = c->matched;
+	int src = c->matched_src;
 
+	c->matched = 0;
 	c->st.verifies++;
 	for (int i = 0; i < c->n; i++) {
 		int ret = c->t[i]->ops->list(c->t[i], &mask[i]);
@@ -594,7 +609,7 @@ static int verify_all(struct checker *c)
 
 		if (!(all & (1u << f)))
 			continue;
-		ret = verify_file(c, f);
+		ret = verify_file(c, f, (matched >> f & 1) ? 1u << src : 0);
 		if (ret)
 			return ret;
 	}
@@ -856,6 +871,13 @@ static int adopt_files(struct checker *c, int src, uint32_t mask,
 	if (!stop)
 		ret = take_files(c, src, mask, TAKE_COPY, NULL, keep,
 				 "adopting", when, &stop);
+	/* The reference matched in place: src's bytes of those files were
+	 * compared with it in that pass (held_already), and no op comes
+	 * between (one_op clears it). */
+	if (!ret && !stop && c->ref != src && mends_in_place(c->t[c->ref])) {
+		c->matched = keep[c->ref];
+		c->matched_src = src;
+	}
 	return ret;
 }
 
@@ -1343,6 +1365,7 @@ static int one_op(struct checker *c, const struct op *in)
 
 	op_normalize(&op);
 	ki = op_kind_info(op.kind);
+	c->matched = 0;
 	if (op.kind == OP_NONE)
 		return 0;
 	if (push_log(c, &op))

@@ -24,6 +24,12 @@ struct checker {
 	uint64_t unsupported;        /* union of the targets' masks            */
 	uint32_t dirty;              /* files changed since their durable point */
 	uint32_t touched;            /* files any op named                     */
+	uint32_t matched;            /* files the reference was just made to
+					hold as target matched_src does, in
+					one pass over its bytes (adopt_files):
+					the verify that follows compares them
+					there no more; cleared by every op   */
+	int matched_src;
 	uint32_t exists;             /* files that exist, as the checker knows */
 	struct check_stats st;
 	struct check_failure fail;
