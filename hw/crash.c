@@ -1174,6 +1174,7 @@ static void crash_destroy(struct hw_dev *dev)
 static const struct hw_ops crash_ops = {
 	.name = "crash",
 	.read = hw_layer_read,
+	.view = hw_layer_view,
 	.write = crash_write,
 	.flush = crash_flush,
 	.zero_out = crash_zero_out,

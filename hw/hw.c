@@ -584,6 +584,20 @@ int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+const void *hw_view(struct hw_dev *dev, uint64_t off, size_t len)
+{
+	const void *p;
+
+	if (range_check(dev, off, len, 0) <= 0 || !dev->ops->view)
+		return NULL;
+	p = dev->ops->view(dev, off, len);
+	if (p) {
+		dev->ctr.reads++;
+		dev->ctr.bytes_read += len;
+	}
+	return p;
+}
+
 /* META and FUA writes (and zone appends) are also counted as writes. */
 static void count_write(struct hw_dev *dev, size_t len, unsigned flags)
 {

@@ -100,6 +100,8 @@ struct hw_counters {
 struct hw_ops {
 	const char *name;
 	int  (*read)(struct hw_dev *dev, uint64_t off, void *buf, size_t len);
+	/* hw_view: the bytes in place, or NULL to be read instead */
+	const void *(*view)(struct hw_dev *dev, uint64_t off, size_t len);
 	int  (*write)(struct hw_dev *dev, uint64_t off, const void *buf,
 		      size_t len, unsigned flags);
 	int  (*flush)(struct hw_dev *dev);
@@ -133,7 +135,7 @@ struct hw_ops {
 	 * backend name and size.
 	 */
 	int  (*describe)(struct hw_dev *dev, char *buf, size_t len);
-	void *reserved[4];
+	void *reserved[3];
 };
 
 /* The common head of every device; backends embed it first. */
@@ -194,6 +196,15 @@ struct hw_dev *hw_layer_lower(struct hw_dev *dev);
 void hw_close(struct hw_dev *dev);
 
 int hw_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len);
+/*
+ * A read without the copy: the device's bytes of [off, off + len) where
+ * they are (a mapping), valid until the next call that writes, zeroes,
+ * discards or resets any of the device, counted as a read; NULL when the
+ * device cannot show them in place (a backend without a mapping, a layer
+ * that must see each read, like faulty:, or a range not all written),
+ * and the caller reads them instead.
+ */
+const void *hw_view(struct hw_dev *dev, uint64_t off, size_t len);
 int hw_write(struct hw_dev *dev, uint64_t off, const void *buf, size_t len,
 	     unsigned flags);
 int hw_flush(struct hw_dev *dev);

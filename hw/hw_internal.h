@@ -175,6 +175,7 @@ void hw_layer_init(struct hw_layer *l, const struct hw_ops *ops,
 
 /* Pass-through ops: each forwards to the lower device's public call. */
 int hw_layer_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len);
+const void *hw_layer_view(struct hw_dev *dev, uint64_t off, size_t len);
 int hw_layer_write(struct hw_dev *dev, uint64_t off, const void *buf,
 		   size_t len, unsigned flags);
 int hw_layer_flush(struct hw_dev *dev);

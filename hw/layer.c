@@ -37,6 +37,11 @@ int hw_layer_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 	return hw_read(lower_of(dev), off, buf, len);
 }
 
+const void *hw_layer_view(struct hw_dev *dev, uint64_t off, size_t len)
+{
+	return hw_view(lower_of(dev), off, len);
+}
+
 int hw_layer_write(struct hw_dev *dev, uint64_t off, const void *buf,
 		   size_t len, unsigned flags)
 {

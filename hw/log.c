@@ -145,6 +145,7 @@ static void log_destroy(struct hw_dev *dev)
 static const struct hw_ops log_ops = {
 	.name = "log",
 	.read = hw_layer_read,
+	.view = hw_layer_view,
 	.write = log_write,
 	.flush = log_flush,
 	.zero_out = log_zero_out,

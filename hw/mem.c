@@ -190,6 +190,20 @@ static int mem_read(struct hw_dev *dev, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+/* In place when every page of the range was written (the others read
+ * as zeros: mem_read). */
+static const void *mem_view(struct hw_dev *dev, uint64_t off, size_t len)
+{
+	struct mem_dev *md = to_mem(dev);
+
+	if (md->map.dirty)
+		for (uint64_t p = off / md->page; p <= (off + len - 1) / md->page;
+		     p++)
+			if (!is_dirty(md, p))
+				return NULL;
+	return md->map.base + off;
+}
+
 static int mem_write(struct hw_dev *dev, uint64_t off, const void *buf,
 		     size_t len, unsigned flags)
 {
@@ -257,6 +271,7 @@ static void mem_destroy(struct hw_dev *dev)
 static const struct hw_ops mem_ops = {
 	.name = "mem",
 	.read = mem_read,
+	.view = mem_view,
 	.write = mem_write,
 	.flush = mem_flush,
 	.zero_out = mem_zero_out,

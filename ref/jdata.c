@@ -115,3 +115,19 @@ int fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
 	}
 	return 0;
 }
+
+const uint8_t *fdata_view(struct ref_fs *fs, const struct ref_inode *ip,
+			  uint64_t devoff, uint64_t len)
+{
+	struct rbuf *b;
+
+	if (fs->nraw == 0 || inode_is_rt(ip))
+		return hw_view(file_dev(fs, ip), devoff, (size_t)len);
+	if ((devoff & (fs->bs - 1)) + len > fs->bs)
+		return NULL; /* more than one block: read it */
+	b = buf_find(fs, devoff >> fs->bshift);
+	fs->ctr.bcache_lookups++;
+	if (b && b->raw)
+		return b->data + (devoff & (fs->bs - 1));
+	return hw_view(fs->dev, devoff, (size_t)len);
+}

@@ -564,14 +564,17 @@ struct pc_map *pcache_inode_map(struct ref_fs *fs,
 
 /*
  * Block fb of the file as the device has it, into page p (holes,
- * unwritten: zeros, the zero block's when it is mapped).  *e is the
- * caller's mapping of the blocks before, looked up again (as a run up to
- * block upto, the end of what the caller reads) when it does not cover
- * fb.
+ * unwritten: zeros, the zero block's when it is mapped; look: a written
+ * block's bytes where the device holds them, when it can show them:
+ * fdata_view).  *e is the caller's mapping of the blocks before, looked
+ * up again (as a run up to block upto, the end of what the caller reads)
+ * when it does not cover fb.
  */
 static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
-		      uint64_t upto, struct ref_extent *e, struct pc_page *p)
+		      uint64_t upto, struct ref_extent *e, struct pc_page *p,
+		      bool look)
 {
+	uint64_t devoff;
 	uint8_t *out = p->data;
 	int err = 0;
 
@@ -593,8 +596,16 @@ static int read_block(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		return 0;
 	}
 	fs->ctr.data_bytes_read += fs->bs;
-	return fdata_read(fs, ip, (e->startblk + (fb - e->fileoff)) << fs->bshift,
-			  out, fs->bs);
+	devoff = (e->startblk + (fb - e->fileoff)) << fs->bshift;
+	if (look) {
+		const uint8_t *in_place = fdata_view(fs, ip, devoff, fs->bs);
+
+		if (in_place) {
+			p->data = (uint8_t *)in_place; /* read-only, as zeros */
+			return 0;
+		}
+	}
+	return fdata_read(fs, ip, devoff, out, fs->bs);
 }
 
 /* Write one dirty page to its block: writeback set, dirty and towrite
@@ -683,7 +694,7 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		return err;
 	if (!fill) /* cache_write copies the whole block over it */
 		return 0;
-	err = read_block(fs, ip, fb, upto, e, *out);
+	err = read_block(fs, ip, fb, upto, e, *out, false);
 	if (err) {
 		pc_remove_page(pc, *out);
 		*out = NULL;
@@ -693,7 +704,8 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 
 /*
  * Block fb as a view sees it, the cache left as it was (pcache_view): its
- * page where it is, else the block read into pc->look.
+ * page where it is, else the block in place on the device or read into
+ * pc->look.
  */
 static int look_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 		     uint64_t upto, struct ref_extent *e, struct pc_page **out)
@@ -709,8 +721,8 @@ static int look_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 			return -ENOMEM;
 	}
 	*out = pc->look;
-	(*out)->data = (*out)->own; /* read_block may lend it zeros */
-	return read_block(fs, ip, fb, upto, e, *out);
+	(*out)->data = (*out)->own; /* read_block may lend it other bytes */
+	return read_block(fs, ip, fb, upto, e, *out, true);
 }
 
 /*

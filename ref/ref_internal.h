@@ -380,6 +380,10 @@ int  fdata_zero(struct ref_fs *fs, const struct ref_inode *ip,
 		uint64_t devoff, uint64_t len);
 int  fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
 		uint64_t devoff, void *buf, uint64_t len);
+/* fdata_read's bytes of one block where they are (hw_view), valid until
+ * the next write; NULL: read them instead */
+const uint8_t *fdata_view(struct ref_fs *fs, const struct ref_inode *ip,
+			  uint64_t devoff, uint64_t len);
 
 /* allocator (alloc.c) */
 int  alloc_mount(struct ref_fs *fs);

@@ -830,6 +830,63 @@ TEST(faulty_error_reaches_the_caller_through_a_stack)
 	hw_close(d);
 }
 
+/*
+ * hw_view shows a mem device's written bytes in place, through the crash
+ * and log layers, counted as a read on each device of the stack; NULL
+ * where a page of the range was never written (it reads as zeros), out
+ * of range, through faulty: (whose every read must be counted and may
+ * fail) and on a device without a mapping (file:).
+ */
+TEST(view_shows_written_bytes_in_place_where_a_read_would_find_them)
+{
+	static const char *const specs[] = { "mem:64k", "crash:mem:64k",
+					     "log:crash:mem:64k" };
+	struct hw_dev *d;
+	struct hw_tmp t;
+
+	for (unsigned k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+		const uint8_t *v;
+
+		OPEN(specs[k], d);
+		CHECK(hw_view(d, 8192, 4096) == NULL);  /* never written */
+		fill_pat(tmp, 4096, 7);
+		CHECK_OK(hw_write(d, 8192, tmp, 4096, 0));
+		for (struct hw_dev *l = d; l; l = hw_layer_lower(l))
+			hw_reset_counters(l);
+		v = hw_view(d, 8192 + 100, 512);
+		CHECK_MSG(v != NULL, "%s", specs[k]);
+		CHECK(!memcmp(v, tmp + 100, 512));
+		for (struct hw_dev *l = d; l; l = hw_layer_lower(l)) {
+			CHECK_EQ(l->ctr.reads, 1);
+			CHECK_EQ(l->ctr.bytes_read, 512);
+		}
+		/* in place: the next write shows through the same bytes */
+		fill_pat(tmp, 4096, 8);
+		CHECK_OK(hw_write(d, 8192, tmp, 4096, 0));
+		CHECK(!memcmp(v, tmp + 100, 512));
+		/* a range into a page never written, or past the end */
+		CHECK(hw_view(d, 8192 + 4000, 200) == NULL);
+		CHECK(hw_view(d, 64 * KiB - 512, 1024) == NULL);
+		CHECK_EQ(d->ctr.reads, 1);
+		hw_close(d);
+	}
+	OPEN("faulty[read=5]:mem:64k", d);
+	CHECK_OK(hw_write(d, 0, tmp, 4096, 0));
+	CHECK(hw_view(d, 0, 512) == NULL);
+	CHECK(hw_view(hw_layer_lower(d), 0, 512) != NULL);
+	hw_close(d);
+	if (hw_tmp_init(&t)) {
+		char spec[160];
+
+		snprintf(spec, sizeof(spec), "file:%s,size=64k", t.path);
+		OPEN(spec, d);
+		CHECK_OK(hw_write(d, 0, tmp, 4096, 0));
+		CHECK(hw_view(d, 0, 512) == NULL);
+		hw_close(d);
+		hw_tmp_done(&t);
+	}
+}
+
 /* Zone management fails only for a fault that names it (zone=N), and a
  * failed finish leaves the zone as it was. */
 TEST(faulty_zone_management_fails_on_its_own_count)

@@ -854,15 +854,17 @@ static struct ref_counters work_but_looking(const struct ref_fs *fs)
  * order with the same marks, the same page-cache and write counters),
  * so every later op does the same work: through a cache smaller than
  * the file, with a 2-way radix, with every path naive, with delayed
- * allocation (dirty pages over holes seen in place), and without page
- * data (zeros).  A mount without a page cache has no view.
+ * allocation (dirty pages over holes seen in place), journaling data
+ * (blocks whose newest bytes are in the journal's buffers seen there,
+ * not on the device: fdata_view), and without page data (zeros).  A
+ * mount without a page cache has no view.
  */
 TEST(pcache_view_sees_what_a_read_reads_and_leaves_the_cache_as_it_was)
 {
 	static const char *const mounts[] = {
 		"pagecache=4", "pagecache=6,pagecache_shift=1",
 		"pagecache=5,naive=all", "pagecache=4,delalloc",
-		"pagecache=4,nopagedata",
+		"pagecache=4,data=journal", "pagecache=4,nopagedata",
 	};
 	static struct seen s;
 	static uint8_t buf[24 * BS];
