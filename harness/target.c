@@ -486,7 +486,7 @@ static int copy_span(const struct copy_to *to, struct target *src,
 {
 	while (off < end) {
 		uint64_t n = end - off < buflen ? end - off : buflen;
-		int64_t r = src->ops->read(src, file, off, buf, n);
+		int64_t r = target_look(src, file, off, buf, n);
 
 		if (r < 0)
 			return copy_failed(to, 0, (int)r);
@@ -665,6 +665,33 @@ int64_t target_view_same(struct target *t, unsigned file, uint64_t off,
 	return r;
 }
 
+/* A view's pieces copied into buf (target_look). */
+struct view_copy {
+	uint8_t *buf;
+	uint64_t base;
+};
+
+static void copy_piece(void *arg, uint64_t off, const uint8_t *p, size_t n)
+{
+	struct view_copy *v = arg;
+	uint8_t *to = v->buf + (off - v->base);
+
+	if (p)
+		memcpy(to, p, n);
+	else
+		memset(to, 0, n);
+}
+
+int64_t target_look(struct target *t, unsigned file, uint64_t off,
+		    void *buf, size_t n)
+{
+	struct view_copy v = { .buf = buf, .base = off };
+	int64_t r = t->ops->view ? t->ops->view(t, file, off, n, copy_piece, &v)
+				 : -EOPNOTSUPP;
+
+	return r != -EOPNOTSUPP ? r : t->ops->read(t, file, off, buf, n);
+}
+
 static int same_ranges(const struct range_vec *a, const struct range_vec *b)
 {
 	if (a->n != b->n)
@@ -751,7 +778,7 @@ static int same_bytes(struct target *const *dst, int n, struct target *src,
 					     &ok);
 
 		if (r == -EOPNOTSUPP || (r == (int64_t)len && !ok))
-			r = src->ops->read(src, file, off, want, len);
+			r = target_look(src, file, off, want, len);
 		else if (r == (int64_t)len) { /* dst[one] holds these */
 			off += len;
 			continue;

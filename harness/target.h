@@ -382,6 +382,14 @@ int64_t target_view_same(struct target *t, unsigned file, uint64_t off,
 			 size_t n, const uint8_t *want, struct target *ref,
 			 int *same);
 /*
+ * A look at t's n bytes of file `file` at off, copied into buf: what its
+ * read returns, taken through its view where it has one (an engine's
+ * then leaves its page cache as it was: ref_pview), else its read.  For
+ * the checker's own reads (copies and comparisons), never an op's.
+ */
+int64_t target_look(struct target *t, unsigned file, uint64_t off,
+		    void *buf, size_t n);
+/*
  * Make bytes [from, to) of file `file` of dst read as src's by writing
  * only where the two differ (runs of 512-byte sectors), after cutting
  * dst down to src's size when it is longer, and its size src's: what a
