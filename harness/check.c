@@ -421,10 +421,10 @@ static bool same_as_peek(struct checker *c, unsigned file, uint64_t off,
  * (with a peek: nothing to read) gives n; a target with a view is
  * compared through it with the reference's bytes in place, without a
  * copy (its bit in *viewed, and in *differ where it differs); any other
- * is looked at into its rbuf (target_look).  A target in seen (its bytes of the file were
- * compared with the reference's just now, c->matched) counts as viewed
- * and the same, unread: should another differ, read_viewed reads it for
- * the report as any viewed target.
+ * is looked at into its rbuf (target_look).  A target in seen (its bytes
+ * of the file were compared with the reference's just now, c->matched)
+ * counts as viewed and the same, unread: should another differ,
+ * read_viewed reads it for the report as any viewed target.
  */
 static void read_piece(struct checker *c, unsigned file, uint64_t off,
 		       size_t n, bool peek, uint32_t seen, int64_t *r,

@@ -29,7 +29,7 @@ struct checker {
 					one pass over its bytes (adopt_files):
 					the verify that follows compares them
 					there no more; cleared by every op   */
-	int matched_src;
+	int matched_src;             /* ... the crash's source target         */
 	uint32_t exists;             /* files that exist, as the checker knows */
 	struct check_stats st;
 	struct check_failure fail;

@@ -211,9 +211,10 @@ int64_t pcache_read(struct ref_fs *fs, struct ref_inode *ip, uint8_t *out,
 /*
  * pcache_read's bytes handed to fn instead of copied, and the cache left
  * as it was (ref_pview): a block in the cache is seen in its page, which
- * stays where it is on the LRU; any other is read from the device into a
- * page of its own that never enters the cache.  Only the walk's node
- * visits and data_bytes_read count it.
+ * stays where it is on the LRU; any other is seen where the device holds
+ * it (fdata_view) or read into a page of its own that never enters the
+ * cache.  Of the page cache's counters only the walk's node visits count
+ * it (and data_bytes_read the blocks it takes from the device).
  */
 int64_t pcache_view(struct ref_fs *fs, struct ref_inode *ip, ref_view_fn fn,
 		    void *arg, uint64_t off, uint64_t end);

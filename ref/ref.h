@@ -243,13 +243,14 @@ int64_t ref_pread(struct ref_fs *fs, uint64_t ino, void *buf, uint64_t len,
  * a caller that only looks at the bytes (a checker comparing them): each
  * page's bytes are handed to fn (p: valid during the call only; NULL:
  * zeros) in file order, those of a block in the cache from its page,
- * which keeps its place on the LRU, any other's read from the device
- * into a page that never enters the cache.  No page is read in, evicted
- * or moved, so what the engine does next is what it would have done
- * unlooked at; the device sees the reads of the blocks not in the cache.
- * Returns what ref_pread would, fn having seen that many bytes.
- * -EOPNOTSUPP on a mount without a page cache, whose reads go to the
- * device directly (read instead).
+ * which keeps its place on the LRU, any other's where the device holds
+ * it (hw_view) or read from the device into a page that never enters the
+ * cache.  No page is read in, evicted or moved, so the page cache holds
+ * next what it would have held unlooked at (the metadata the lookups read
+ * enters the metadata cache as for any read); the device sees the reads
+ * of the blocks not in the cache.  Returns what ref_pread would, fn
+ * having seen that many bytes.  -EOPNOTSUPP on a mount without a page
+ * cache, whose reads go to the device directly (read instead).
  */
 typedef void (*ref_view_fn)(void *arg, uint64_t off, const uint8_t *p,
 			    size_t n);
