@@ -83,6 +83,16 @@ int fdata_zero(struct ref_fs *fs, const struct ref_inode *ip,
 	return hw_zero_out(file_dev(fs, ip), devoff, len, 0);
 }
 
+/* The newest bytes at devoff when its block has a raw buffer in the
+ * cache (a journaled write not yet checkpointed), else NULL. */
+static const uint8_t *raw_bytes(struct ref_fs *fs, uint64_t devoff)
+{
+	struct rbuf *b = buf_find(fs, devoff >> fs->bshift);
+
+	fs->ctr.bcache_lookups++;
+	return b && b->raw ? b->data + (devoff & (fs->bs - 1)) : NULL;
+}
+
 /*
  * Read file data: from the device, except blocks with a raw buffer in the
  * cache (only looked for while there are any: a mount that journals no
@@ -96,15 +106,13 @@ int fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
 	if (fs->nraw == 0 || inode_is_rt(ip))
 		return hw_read(file_dev(fs, ip), devoff, buf, len);
 	while (len) {
-		uint64_t blk = devoff >> fs->bshift;
 		uint32_t boff = (uint32_t)(devoff & (fs->bs - 1));
 		uint32_t n = len < fs->bs - boff ? (uint32_t)len : fs->bs - boff;
-		struct rbuf *b = buf_find(fs, blk);
+		const uint8_t *raw = raw_bytes(fs, devoff);
 		int err = 0;
 
-		fs->ctr.bcache_lookups++;
-		if (b && b->raw)
-			memcpy(p, b->data + boff, n);
+		if (raw)
+			memcpy(p, raw, n);
 		else
 			err = hw_read(fs->dev, devoff, p, n);
 		if (err)
@@ -119,15 +127,12 @@ int fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
 const uint8_t *fdata_view(struct ref_fs *fs, const struct ref_inode *ip,
 			  uint64_t devoff, uint64_t len)
 {
-	struct rbuf *b;
+	const uint8_t *raw;
 
 	if (fs->nraw == 0 || inode_is_rt(ip))
 		return hw_view(file_dev(fs, ip), devoff, (size_t)len);
 	if ((devoff & (fs->bs - 1)) + len > fs->bs)
 		return NULL; /* more than one block: read it */
-	b = buf_find(fs, devoff >> fs->bshift);
-	fs->ctr.bcache_lookups++;
-	if (b && b->raw)
-		return b->data + (devoff & (fs->bs - 1));
-	return hw_view(fs->dev, devoff, (size_t)len);
+	raw = raw_bytes(fs, devoff);
+	return raw ? raw : hw_view(fs->dev, devoff, (size_t)len);
 }

@@ -202,9 +202,9 @@ struct ref_fs {
 	/*
 	 * Shut down (ref.h): a metadata read failed, metadata was found
 	 * damaged, or a commit failed, in a call that may change the
-	 * filesystem.  Its changes
-	 * since the last commit are half made, so none of them is written:
-	 * every later call fails with -EIO and unmount writes nothing.
+	 * filesystem.  Its changes since the last commit are half made, so
+	 * none of them is written: every later call fails with -EIO and
+	 * unmount writes nothing.
 	 */
 	int shutdown;           /* 0, or the error that shut it down        */
 	bool meta_err;          /* a metadata error in the running call     */
@@ -293,9 +293,8 @@ void ref_report(struct ref_fs *fs, const char *fmt, ...)
  * fs_enter fails with -EIO once it is shut down; fs_leave shuts it down
  * when a metadata error met on the way (fs->meta_err: a failed metadata
  * read, damage reported, a failed commit) may have left an update half
- * made, and then
- * turns a result that says success into -EIO.  Calls nest (one public
- * call may make another): the outermost decides.
+ * made, and then turns a result that says success into -EIO.  Calls nest
+ * (one public call may make another): the outermost decides.
  */
 int fs_enter(struct ref_fs *fs);
 int64_t fs_leave(struct ref_fs *fs, int64_t ret);
