@@ -2,7 +2,8 @@
  * test_radix.c - base/radix.h: radix_sort_u64 orders keys as qsort does,
  * whatever bytes they set (none, only the top one, all), with repeats,
  * and leaves zero or one key alone; radix_order_u64 keeps equal keys in
- * their places' order.
+ * their places' order, both when it inserts a few keys and when it makes
+ * passes over more.
  */
 #include "test.h"
 
@@ -57,7 +58,8 @@ out:
 
 TEST(radix_sort_orders_keys_as_qsort_does)
 {
-	static const size_t sizes[] = { 0, 1, 2, 3, 255, 256, 257, 5000 };
+	static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 34, 255, 256,
+					 257, 5000 };
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 		for (unsigned kind = 0; kind < 5; kind++)
@@ -85,6 +87,39 @@ TEST(radix_order_keeps_equal_keys_in_their_places_order)
 	CHECK_OK(radix_order_u64(key, 7, ord));
 	CHECK_MEM(ord, want, sizeof(want));
 	CHECK_OK(radix_order_u64(key, 0, ord));
+}
+
+/* Many keys with repeats: the same order as a stable insertion by hand,
+ * on either side of the count where the passes start. */
+TEST(radix_order_is_stable_with_few_keys_and_with_many)
+{
+	static const size_t sizes[] = { 5, 32, 33, 200 };
+	uint64_t key[200], seed = 7;
+	uint32_t ord[200], want[200];
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s], k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			key[i] = (next(&seed) % 6) << (8 * (i % 3));
+		/* every place of the smallest key, in place order, then the
+		 * next key's: stable by construction */
+		for (uint64_t done = 0, have = 0; k < n; have = 0) {
+			uint64_t low = UINT64_MAX;
+
+			for (size_t i = 0; i < n; i++)
+				if ((!done || key[i] > done - 1) && key[i] < low)
+					low = key[i];
+			for (size_t i = 0; i < n; i++)
+				if (key[i] == low)
+					want[k++] = (uint32_t)i, have++;
+			done = low + 1;
+			CHECK(have > 0);
+		}
+		CHECK_OK(radix_order_u64(key, n, ord));
+		CHECK_MSG(memcmp(ord, want, n * sizeof(*ord)) == 0,
+			  "%zu keys", n);
+	}
 }
 
 int main(int argc, char **argv)
