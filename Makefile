@@ -91,7 +91,12 @@ $(O)/fsoracle: $(TOOL_OBJS) $(O)/libfsoracle.a
 $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/test.o $(O)/libfsoracle.a
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(O)/obj/tests/test.o $(O)/libfsoracle.a $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_$*) $(O)/obj/tests/test.o $(O)/libfsoracle.a $(LIBS)
+
+# A test of fuzz code links that code too (fuzz/fuzz.mk builds the rest).
+TEST_EXTRA_test_devtrack := $(O)/obj/fuzz/devtrack.o
+$(O)/tests/test_devtrack: $(O)/obj/fuzz/devtrack.o
+$(O)/obj/fuzz/devtrack.o $(O)/obj/tests/test_devtrack.o: fuzz/devtrack.h
 
 # The program with the planted engine bugs (ref/plant.h), FSO_PLANT=NAME
 # choosing one at run time: for showing the soak and the property suites

@@ -26,6 +26,8 @@ struct devtrack {
 	const struct hw_ops *orig;
 	struct hw_dev *dev;
 	const uint8_t *baseline;     /* starting bytes, or NULL for zeros    */
+	uint8_t **kept;              /* or per page: its starting bytes, NULL
+					for zeros (devtrack_keep)            */
 	uint64_t npages;
 	uint64_t *dirty;             /* bitmap, one bit per page             */
 	uint64_t *list;              /* dirty page numbers                   */
@@ -94,7 +96,8 @@ static int dt_zero(struct hw_dev *dev, uint64_t off, uint64_t len)
 		uint64_t stop = (p + 1) * DT_PAGE < end ? (p + 1) * DT_PAGE : end;
 		int ret;
 
-		if (dt->baseline || dt_dirty(dt, p)) {
+		if (dt->baseline || (dt->kept && dt->kept[p]) ||
+		    dt_dirty(dt, p)) {
 			dt_mark(dt, off, stop - off);
 			ret = dt->orig->write(dev, off, zeros, (size_t)(stop - off), 0);
 			if (ret)
@@ -150,6 +153,57 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 	return 0;
 }
 
+/* Page p's starting bytes: NULL for zeros. */
+static const uint8_t *start_of(const struct devtrack *dt, uint64_t p)
+{
+	if (dt->baseline)
+		return dt->baseline + p * DT_PAGE;
+	return dt->kept ? dt->kept[p] : NULL;
+}
+
+/* Page p as it started. */
+static int put_page_back(struct devtrack *dt, uint64_t p)
+{
+	uint64_t off = p * DT_PAGE, size = hw_size(dt->dev);
+	uint64_t n = size - off < DT_PAGE ? size - off : DT_PAGE;
+	const uint8_t *from = start_of(dt, p);
+
+	return dt->orig->write(dt->dev, off, from ? from : zeros, (size_t)n, 0);
+}
+
+static void forget_dirty(struct devtrack *dt)
+{
+	for (uint64_t i = 0; i < dt->nlist; i++)
+		dt->dirty[dt->list[i] / 64] = 0;
+	dt->nlist = 0;
+}
+
+int devtrack_keep(struct devtrack *dt)
+{
+	uint64_t size = hw_size(dt->dev);
+	int ret = 0;
+
+	if (dt->baseline)
+		return -EINVAL;
+	if (!dt->kept) {
+		dt->kept = calloc((size_t)dt->npages, sizeof(*dt->kept));
+		if (!dt->kept)
+			return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
+		uint64_t p = dt->list[i], off = p * DT_PAGE;
+		uint64_t n = size - off < DT_PAGE ? size - off : DT_PAGE;
+
+		if (!dt->kept[p])
+			dt->kept[p] = calloc(1, DT_PAGE);
+		ret = dt->kept[p] ? hw_read(dt->dev, off, dt->kept[p], (size_t)n)
+				  : -ENOMEM;
+	}
+	if (!ret)
+		forget_dirty(dt);
+	return ret;
+}
+
 /*
  * Zeros (or the baseline) over every page written since the last
  * restore, by writing them: the pages stay in memory, so the next input
@@ -159,20 +213,11 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
  */
 int devtrack_restore(struct devtrack *dt)
 {
-	struct hw_dev *dev = dt->dev;
 	int ret = 0;
 
-	for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
-		uint64_t off = dt->list[i] * DT_PAGE;
-		uint64_t n = hw_size(dev) - off < DT_PAGE ?
-			     hw_size(dev) - off : DT_PAGE;
-
-		ret = dt->orig->write(dev, off, dt->baseline ?
-				      dt->baseline + off : zeros, (size_t)n, 0);
-	}
-	for (uint64_t i = 0; i < dt->nlist; i++)
-		dt->dirty[dt->list[i] / 64] = 0;
-	dt->nlist = 0;
+	for (uint64_t i = 0; i < dt->nlist && !ret; i++)
+		ret = put_page_back(dt, dt->list[i]);
+	forget_dirty(dt);
 	return ret;
 }
 
@@ -191,12 +236,18 @@ int devtrack_release(struct devtrack *dt)
 	    !(hw_caps(dt->dev) & HW_CAP_ZERO_FREES))
 		return devtrack_restore(dt);
 	ret = dt->orig->zero_out(dt->dev, 0, hw_size(dt->dev), 0);
-	for (uint64_t i = 0; i < dt->nlist; i++)
-		dt->dirty[dt->list[i] / 64] = 0;
-	dt->nlist = 0;
+	forget_dirty(dt);
 	memset(dt->touched, 0, (size_t)(dt->npages + 63) / 64 * 8);
 	resident_total -= dt->resident;
 	dt->resident = 0;
+	/* the kept pages back: resident again, and clean */
+	for (uint64_t p = 0; dt->kept && !ret && p < dt->npages; p++)
+		if (dt->kept[p]) {
+			dt->touched[p / 64] |= 1ull << (p % 64);
+			dt->resident++;
+			resident_total++;
+			ret = put_page_back(dt, p);
+		}
 	return ret;
 }
 
@@ -236,6 +287,9 @@ void devtrack_detach(struct devtrack *dt)
 		return;
 	dt->dev->ops = dt->orig;
 	resident_total -= dt->resident;
+	for (uint64_t p = 0; dt->kept && p < dt->npages; p++)
+		free(dt->kept[p]);
+	free(dt->kept);
 	free(dt->dirty);
 	free(dt->touched);
 	free(dt->list);

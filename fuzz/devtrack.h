@@ -7,10 +7,10 @@
  * process: opening a device per input costs an mmap, page faults and an
  * munmap whose TLB shootdown dominated the profile.  Reusing a device
  * must not let one input see another's bytes, so before each input the
- * pages written since the last restore are zeroed again (mkfs alone
- * rewrites only the metadata it owns).  The result is exactly what a
- * fresh mem: device holds, which is also what `fsoracle replay` starts
- * from, so crashes reproduce there.
+ * pages written since the last restore are put back: zeroed again, or
+ * to the bytes kept for them.  The result is exactly what a fresh mem:
+ * device holds (the fuzz rigs': what mkfs writes on one), which is also
+ * what `fsoracle replay` starts from, so crashes reproduce there.
  *
  * hw/ has no snapshot layer, so this interposes on the device's vtable
  * (hw.h's struct hw_ops is public for backends and layers): writes are
@@ -25,6 +25,8 @@
  *
  * With a baseline (the image target's template), the starting state is
  * the baseline's bytes: restore copies them back over the dirty pages.
+ * devtrack_keep makes the pages written so far part of the starting
+ * state instead (the fuzz rigs' freshly made filesystem).
  */
 #ifndef FSORACLE_FUZZ_DEVTRACK_H
 #define FSORACLE_FUZZ_DEVTRACK_H
@@ -40,14 +42,20 @@ struct devtrack;
  */
 int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 		    struct devtrack **out);
+/*
+ * The pages written since the last restore start as they are now: their
+ * bytes are kept (a copy of each page), every restore puts them back,
+ * and nothing is dirty.  A device tracked with a baseline keeps none.
+ * 0, -ENOMEM, -EINVAL (a baseline) or the read's -errno.
+ */
+int devtrack_keep(struct devtrack *dt);
 /* Put back every page written since the last restore.  0 or -errno. */
 int devtrack_restore(struct devtrack *dt);
 /*
- * The same, by one zero-out of the whole device (a baseline: by writing
- * it back), so its memory is freed: whatever was written on it since
- * (mkfs's metadata too) is gone, and the caller makes its filesystem
- * again.  Only a mem: device frees its memory so; any other is restored
- * (the same bytes) and its pages stay counted.  0 or -errno.
+ * The same, by one zero-out of the whole device, so its memory is freed,
+ * and the kept pages written back (with a baseline: a restore).  Only a
+ * mem: device frees its memory so; any other is restored (the same
+ * bytes) and its pages stay counted.  0 or -errno.
  */
 int devtrack_release(struct devtrack *dt);
 /* Bytes of pages written on all tracked devices and not released since. */

@@ -5,6 +5,7 @@
 #include "fuzz/rig.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +74,65 @@ static int crash_layer_warm(struct hw_dev *dev)
 	return ret ? ret : hw_flush(dev);
 }
 
+/*
+ * Track target i's devices (dev, with its crash layer for GEOM_CRASH; rt
+ * or NULL) from all zeros.  Nothing written yet may survive: only mkfs
+ * and mount have written, and only the metadata at the start of the
+ * device (rig_format checks); a crash layer would copy all it replaced,
+ * so zeroing the whole device is not cheap.  The filesystem mounted on
+ * it is abandoned by the next format, writing nothing.  0 or -errno.
+ */
+static int rig_track(struct rig *r, int i, struct hw_dev *dev,
+		     struct hw_dev *rt)
+{
+	bool crash = r->kind == GEOM_CRASH;
+	int ret = hw_zero_out(dev, 0, r->p.meta_bytes, 0);
+
+	if (!ret && crash)
+		ret = hw_flush(dev);
+	/* crash: track below the layer, whose hw_crash_* calls (the engine
+	 * target's at cut and crash ops) must find it */
+	r->cut[i] = crash ? dev : NULL;
+	if (!ret)
+		ret = devtrack_attach(crash ? hw_layer_lower(dev) : dev, NULL,
+				      &r->dt[i]);
+	if (!ret && crash)
+		ret = crash_layer_warm(dev);
+	/* mkfs writes nothing to a realtime device: it is all zeros. */
+	if (!ret && rt)
+		ret = devtrack_attach(rt, NULL, &r->rtdt[i]);
+	return ret;
+}
+
+/*
+ * Make target i's filesystem once, tracked, and keep the pages mkfs wrote
+ * as they are (devtrack_keep): every restore puts them back, and every
+ * reset then only mounts the filesystem (engine_target_formatted),
+ * instead of making the same one again for every input.  Dies on error.
+ */
+static void rig_format(struct rig *r, int i)
+{
+	const char *name = r->t[i]->name;
+	int ret = engine_target_format(r->t[i]);
+
+	/* the crash layer forgets mkfs's writes: durable, as after a reset */
+	if (!ret && r->cut[i])
+		ret = hw_flush(r->cut[i]);
+	if (ret)
+		fuzz_die("%s: mkfs failed: %d", name, ret);
+	if (devtrack_dirty_end(r->dt[i]) > r->p.meta_bytes)
+		fuzz_die("%s: mkfs wrote past byte %llu, where fuzz/geom.c says "
+			 "metadata ends; update it", name,
+			 (unsigned long long)r->p.meta_bytes);
+	if (r->rtdt[i] && devtrack_dirty_end(r->rtdt[i]))
+		fuzz_die("%s: mkfs wrote on the realtime device, which the rig "
+			 "keeps as zeros; give it a baseline", name);
+	ret = devtrack_keep(r->dt[i]);
+	if (ret)
+		fuzz_die("%s: cannot keep its image: %d", name, ret);
+	engine_target_formatted(r->t[i]);
+}
+
 static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 {
 	struct check_cfg cfg = { .chunk = 64 << 10 };
@@ -108,30 +168,10 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 		fs = engine_target_fs(r->t[i]);
 		if (!fs)
 			fuzz_die("%s: not mounted after open", r->t[i]->name);
-		/*
-		 * Nothing written yet may survive: zeros, then track.  Only
-		 * mkfs and mount have written, and only the metadata at the
-		 * start of the device (checked below); a crash layer would
-		 * copy all it replaced, so zeroing the whole device is not
-		 * cheap.  The filesystem mounted on it is abandoned by the
-		 * next reset, writing nothing.
-		 */
-		ret = hw_zero_out(ref_device(fs), 0, r->p.meta_bytes, 0);
-		if (!ret && kind == GEOM_CRASH)
-			ret = hw_flush(ref_device(fs));
-		/* crash: track below the layer, whose hw_crash_* calls (the
-		 * engine target's at cut and crash ops) must find it */
-		r->cut[i] = kind == GEOM_CRASH ? ref_device(fs) : NULL;
-		if (!ret)
-			ret = devtrack_attach(r->cut[i] ? hw_layer_lower(r->cut[i]) :
-					      ref_device(fs), NULL, &r->dt[i]);
-		if (!ret && kind == GEOM_CRASH)
-			ret = crash_layer_warm(ref_device(fs));
-		/* mkfs writes nothing to a realtime device: it is all zeros. */
-		if (!ret && ref_rtdevice(fs))
-			ret = devtrack_attach(ref_rtdevice(fs), NULL, &r->rtdt[i]);
+		ret = rig_track(r, i, ref_device(fs), ref_rtdevice(fs));
 		if (ret)
 			fuzz_die("%s: cannot track its device: %d", r->t[i]->name, ret);
+		rig_format(r, i);
 	}
 	op_seq_init(&r->meta);
 	snprintf(r->meta.hdr.dev, sizeof(r->meta.hdr.dev), "%s", r->p.dev);
@@ -147,11 +187,11 @@ static void rig_open(enum geom_kind kind, unsigned preset, struct rig *r)
 	ret = check_new(r->t, r->n, &cfg, &r->meta, &r->c);
 	if (ret)
 		fuzz_die("checker for %s: %d", r->p.targets, ret);
-	/* check_new made a filesystem again, tracked: where it wrote is
-	 * where the first one did. */
+	/* check_new mounted the filesystem, tracked: where it wrote is
+	 * metadata too. */
 	for (int i = 0; i < r->n; i++)
 		if (r->dt[i] && devtrack_dirty_end(r->dt[i]) > r->p.meta_bytes)
-			fuzz_die("%s: mkfs and mount wrote past byte %llu, where "
+			fuzz_die("%s: mount wrote past byte %llu, where "
 				 "fuzz/geom.c says metadata ends; update it",
 				 r->t[i]->name, (unsigned long long)r->p.meta_bytes);
 }
@@ -228,12 +268,12 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
 	r = rig_get(g->preset);
 	r->last_used = ++inputs;
 	/*
-	 * The filesystem made anew with the swarm draw's mount options:
-	 * every input, the same way (the options parsed, one mkfs and
-	 * mount), whatever the last input was.  Making it anew only when the
-	 * options changed ran the option parser and a second reset on some
-	 * runs of an input and not on others: coverage that depended on the
-	 * input before (AFL++'s stability).
+	 * The fresh filesystem the devices hold (rig_put) mounted anew with
+	 * the swarm draw's mount options: every input, the same way (the
+	 * options parsed, one mount), whatever the last input was.  Doing it
+	 * only when the options changed ran the option parser and a second
+	 * reset on some runs of an input and not on others: coverage that
+	 * depended on the input before (AFL++'s stability).
 	 */
 	{
 		int used = 0;
@@ -301,6 +341,8 @@ static void rig_devices(struct rig *r, int (*fn)(struct devtrack *))
 		if (ret)
 			fuzz_die("%s: restoring its device failed: %d",
 				 r->t[i]->name, ret);
+		/* as mkfs left it: the next reset only mounts */
+		engine_target_formatted(r->t[i]);
 	}
 }
 
@@ -323,14 +365,14 @@ void rig_put(struct rig *r)
 	/*
 	 * This input's files and filesystem dropped now, so that tearing
 	 * them down is this input's coverage, not the next one's; the next
-	 * input makes the filesystem anew (rig_input), on a device as fresh
-	 * as it was.
+	 * input mounts the filesystem anew (rig_input), on a device as fresh
+	 * as mkfs left it.
 	 */
 	if (check_release(r->c))
 		fuzz_die("%s: releasing the targets failed", r->p.targets);
 	rig_devices(r, devtrack_restore);
-	/* Over budget: the oldest rigs give their memory back and start
-	 * from a fresh device (their next input sees no difference). */
+	/* Over budget: the oldest rigs give their memory back, all but
+	 * their filesystem's image (their next input sees no difference). */
 	while (devtrack_resident_bytes() > RIG_RESIDENT_BYTES &&
 	       (old = rig_oldest(r))) {
 		rig_devices(old, devtrack_release);

@@ -3,9 +3,11 @@
  * made once per process and reset after each input.
  *
  * Opening an engine per input costs about 100 us (mmap, page faults,
- * munmap with a TLB shootdown); the reset is devtrack_restore (zero the
- * pages the input wrote) plus check_reset (mkfs + mount on the same
- * device), about 17 us per engine in a release build.
+ * munmap with a TLB shootdown); the reset is devtrack_restore (the pages
+ * the input wrote put back to a fresh filesystem's: the pages mkfs wrote,
+ * kept when the rig is made, and zeros elsewhere) plus
+ * check_reset, which mounts that filesystem (engine_target_formatted:
+ * no mkfs).
  *
  * Every rig is made in rig_init_all(), before AFL++'s fork server starts,
  * and the clean-up of an input (freeing its filesystem's buffers, zeroing
@@ -55,8 +57,8 @@ struct rig *rig_input(enum geom_kind kind, const uint8_t *data, size_t size,
  * so what a cut writes is tracked too. */
 struct hw_dev *rig_device_begin(struct rig *r);
 void rig_device_end(struct rig *r);
-/* After a sequence that passed: its devices back to fresh (the next
- * input's rig_input makes the filesystem anew). */
+/* After a sequence that passed: its devices back to a fresh filesystem
+ * (the next input's rig_input mounts it anew). */
 void rig_put(struct rig *r);
 
 #endif

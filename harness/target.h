@@ -291,6 +291,21 @@ struct ref_fs *engine_target_fs(struct target *t);
 /* Its data device (with the crash layer when it takes cuts). */
 struct hw_dev;
 struct hw_dev *engine_target_dev(struct target *t);
+/*
+ * A fresh filesystem without the mkfs, for a caller that puts its devices
+ * back between runs (the fuzz rigs, fuzz/devtrack.h):
+ *   engine_target_format     drops the mounted filesystem (writing
+ *                            nothing) and makes the target's filesystem on
+ *                            its devices, unmounted; 0 or -errno
+ *   engine_target_formatted  the caller's word that the devices hold now
+ *                            exactly what that mkfs left, nothing written
+ *                            since: the next reset mounts them as they
+ *                            are instead of making the filesystem again.
+ *                            Once: set_round with mkfs options of its own
+ *                            clears it, and any reset after makes it anew.
+ */
+int engine_target_format(struct target *t);
+void engine_target_formatted(struct target *t);
 
 /*
  * Parse and open a target list.  On success *n targets are in out[].

@@ -88,6 +88,8 @@ struct engine {
 	char own_mkfs[OP_HDR_STR];   /* the options the target was made with */
 	char own_mount[OP_HDR_STR];
 	int cuts;                    /* a crash layer: cut ops cut (see top)  */
+	int formatted;               /* the devices hold a fresh mkfs's image:
+				        the next reset only mounts (target.h) */
 	int armed;                   /* a cut's plan waits for its point      */
 	char msg[200];               /* the engine's last message line        */
 	char *audit_msg;             /* where audit() collects its first line */
@@ -186,15 +188,24 @@ static int shift_aligned(const struct engine *e, const struct op *op)
 	return op->off % e->t.blocksize == 0 && op->len % e->t.blocksize == 0;
 }
 
-static int do_mkfs_mount(struct engine *e)
+static void drop_fs(struct engine *e)
 {
-	int ret;
-
 	if (e->fs) {
 		ref_abandon(e->fs);
 		e->fs = NULL;
 	}
-	ret = ref_mkfs(e->dev, &e->mkfs);
+}
+
+/* A fresh filesystem: made and mounted, or only mounted when the caller
+ * said the devices hold one made and untouched (engine_target_formatted). */
+static int do_mkfs_mount(struct engine *e)
+{
+	int ret = 0;
+
+	drop_fs(e);
+	if (!e->formatted)
+		ret = ref_mkfs(e->dev, &e->mkfs);
+	e->formatted = 0;
 	if (!ret)
 		ret = do_mount(e);
 	/* a cut never reaches back past a fresh filesystem */
@@ -364,6 +375,20 @@ struct ref_fs *engine_target_fs(struct target *t)
 struct hw_dev *engine_target_dev(struct target *t)
 {
 	return to_engine(t)->dev;
+}
+
+int engine_target_format(struct target *t)
+{
+	struct engine *e = to_engine(t);
+
+	drop_fs(e);
+	e->formatted = 0;
+	return ref_mkfs(e->dev, &e->mkfs);
+}
+
+void engine_target_formatted(struct target *t)
+{
+	to_engine(t)->formatted = 1;
 }
 
 /*
@@ -694,6 +719,8 @@ static int engine_set_round(struct target *t, const char *mkfs,
 	mount = mount ? mount : "";
 	if (e->keep && (mkfs[0] || mount[0]))
 		return -EOPNOTSUPP;
+	if (mkfs[0]) /* another filesystem than the devices hold */
+		e->formatted = 0;
 	join_opts(mk, sizeof(mk), mkfs, e->own_mkfs);
 	join_opts(mn, sizeof(mn), mount, e->own_mount);
 	return engine_options(e, mk, mn, err, sizeof(err));

@@ -19,6 +19,7 @@
 #include "harness/runopts.h"
 #include "harness/target.h"
 #include "harness/text.h"
+#include "hw/hw.h"
 #include "ref/ref.h"
 #include "tests/test.h"
 
@@ -349,6 +350,54 @@ TEST(corpus_catches_every_planted_bug)
 		fclose(quiet);
 		CHECK_MSG(caught, "no corpus log catches planted:%s", bugs[b]);
 	}
+}
+
+/*
+ * engine_target_formatted: the next reset mounts what the device holds
+ * instead of making the filesystem (a device whose superblock is gone
+ * then fails to mount, and with fewer writes than a mkfs), once; a round
+ * with mkfs options of its own makes its filesystem whatever was said.
+ */
+TEST(a_formatted_engine_resets_by_mounting_once)
+{
+	struct target_env env = { 0 };
+	struct target *t[1];
+	struct ref_statfs st;
+	struct hw_dev *dev;
+	char err[256];
+	uint64_t w0, mount_writes;
+	int n;
+
+	CHECK_OK(target_list_open("engine:mem:8m", &env, t, &n, err,
+				  sizeof(err)));
+	dev = engine_target_dev(t[0]);
+	CHECK_OK(engine_target_format(t[0]));
+	CHECK(engine_target_fs(t[0]) == NULL);
+	engine_target_formatted(t[0]);
+	w0 = dev->ctr.writes;
+	CHECK_OK(t[0]->ops->reset(t[0]));
+	mount_writes = dev->ctr.writes - w0;
+	CHECK(engine_target_fs(t[0]) != NULL);
+	/* once: the next reset makes the filesystem, writing more */
+	w0 = dev->ctr.writes;
+	CHECK_OK(t[0]->ops->reset(t[0]));
+	CHECK(dev->ctr.writes - w0 > mount_writes);
+	/* only mounted: the superblock zeroed after the format is seen */
+	CHECK_OK(engine_target_format(t[0]));
+	CHECK_OK(hw_zero_out(dev, 0, 4096, 0));
+	engine_target_formatted(t[0]);
+	CHECK(t[0]->ops->reset(t[0]) != 0);
+	CHECK(engine_target_fs(t[0]) == NULL);
+	CHECK_OK(t[0]->ops->reset(t[0]));
+	CHECK(engine_target_fs(t[0]) != NULL);
+	/* a round's own mkfs options make its filesystem */
+	CHECK_OK(engine_target_format(t[0]));
+	engine_target_formatted(t[0]);
+	CHECK_OK(t[0]->ops->set_round(t[0], "bs=1024", ""));
+	CHECK_OK(t[0]->ops->reset(t[0]));
+	CHECK_OK(ref_statfs(engine_target_fs(t[0]), &st));
+	CHECK_EQ(st.blocksize, 1024);
+	target_list_close(t, n);
 }
 
 int main(int argc, char **argv)
