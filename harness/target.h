@@ -297,6 +297,7 @@ struct hw_dev *engine_target_dev(struct target *t);
  *   engine_target_format     drops the mounted filesystem (writing
  *                            nothing) and makes the target's filesystem on
  *                            its devices, unmounted; 0 or -errno
+ *                            (-EOPNOTSUPP for a kept image: keep_image)
  *   engine_target_formatted  the caller's word that the devices hold now
  *                            exactly what that mkfs left, nothing written
  *                            since: the next reset mounts them as they

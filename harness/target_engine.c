@@ -381,6 +381,8 @@ int engine_target_format(struct target *t)
 {
 	struct engine *e = to_engine(t);
 
+	if (e->keep) /* someone's image: never made again */
+		return -EOPNOTSUPP;
 	drop_fs(e);
 	e->formatted = 0;
 	return ref_mkfs(e->dev, &e->mkfs);

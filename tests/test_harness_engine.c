@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness/check.h"
 #include "harness/gen.h"
@@ -398,6 +399,28 @@ TEST(a_formatted_engine_resets_by_mounting_once)
 	CHECK_OK(ref_statfs(engine_target_fs(t[0]), &st));
 	CHECK_EQ(st.blocksize, 1024);
 	target_list_close(t, n);
+}
+
+/* Someone's image (keep_image) is never made again by a format. */
+TEST(a_kept_image_is_not_formatted)
+{
+	char path[] = "/tmp/fsoracle-keep-XXXXXX", list[96], err[256];
+	struct target_env env = { .keep_image = 1 };
+	struct target *t[1];
+	struct hw_dev *d = NULL;
+	int fd = mkstemp(path), n;
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(list, sizeof(list), "engine:file:%s,size=8m", path);
+	CHECK_OK(hw_open(list + strlen("engine:"), &d, err, sizeof(err)));
+	CHECK_OK(ref_mkfs(d, NULL));
+	hw_close(d);
+	CHECK_OK(target_list_open(list, &env, t, &n, err, sizeof(err)));
+	CHECK_EQ(engine_target_format(t[0]), -EOPNOTSUPP);
+	CHECK(engine_target_fs(t[0]) != NULL);
+	target_list_close(t, n);
+	unlink(path);
 }
 
 int main(int argc, char **argv)
