@@ -153,6 +153,14 @@ int devtrack_attach(struct hw_dev *dev, const uint8_t *baseline,
 	return 0;
 }
 
+/* Bytes of page p: a whole page, but the device's last may be short. */
+static size_t page_len(const struct devtrack *dt, uint64_t p)
+{
+	uint64_t off = p * DT_PAGE, size = hw_size(dt->dev);
+
+	return (size_t)(size - off < DT_PAGE ? size - off : DT_PAGE);
+}
+
 /* Page p's starting bytes: NULL for zeros. */
 static const uint8_t *start_of(const struct devtrack *dt, uint64_t p)
 {
@@ -164,11 +172,10 @@ static const uint8_t *start_of(const struct devtrack *dt, uint64_t p)
 /* Page p as it started. */
 static int put_page_back(struct devtrack *dt, uint64_t p)
 {
-	uint64_t off = p * DT_PAGE, size = hw_size(dt->dev);
-	uint64_t n = size - off < DT_PAGE ? size - off : DT_PAGE;
 	const uint8_t *from = start_of(dt, p);
 
-	return dt->orig->write(dt->dev, off, from ? from : zeros, (size_t)n, 0);
+	return dt->orig->write(dt->dev, p * DT_PAGE, from ? from : zeros,
+			       page_len(dt, p), 0);
 }
 
 static void forget_dirty(struct devtrack *dt)
@@ -180,7 +187,6 @@ static void forget_dirty(struct devtrack *dt)
 
 int devtrack_keep(struct devtrack *dt)
 {
-	uint64_t size = hw_size(dt->dev);
 	int ret = 0;
 
 	if (dt->baseline)
@@ -191,13 +197,12 @@ int devtrack_keep(struct devtrack *dt)
 			return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < dt->nlist && !ret; i++) {
-		uint64_t p = dt->list[i], off = p * DT_PAGE;
-		uint64_t n = size - off < DT_PAGE ? size - off : DT_PAGE;
+		uint64_t p = dt->list[i];
 
 		if (!dt->kept[p])
 			dt->kept[p] = calloc(1, DT_PAGE);
-		ret = dt->kept[p] ? hw_read(dt->dev, off, dt->kept[p], (size_t)n)
-				  : -ENOMEM;
+		ret = dt->kept[p] ? hw_read(dt->dev, p * DT_PAGE, dt->kept[p],
+					    page_len(dt, p)) : -ENOMEM;
 	}
 	if (!ret)
 		forget_dirty(dt);

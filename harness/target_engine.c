@@ -120,6 +120,15 @@ static int stop_walk(void *arg, uint64_t start, uint64_t len, uint32_t count)
 	return 1;
 }
 
+/* The mounted filesystem dropped, writing nothing. */
+static void drop_fs(struct engine *e)
+{
+	if (e->fs) {
+		ref_abandon(e->fs);
+		e->fs = NULL;
+	}
+}
+
 static int do_mount(struct engine *e)
 {
 	struct ref_statfs st;
@@ -134,9 +143,7 @@ static int do_mount(struct engine *e)
 		ret = ref_statfs(e->fs, &st);
 	e->gone = ret;
 	if (ret) {
-		if (e->fs)
-			ref_abandon(e->fs);
-		e->fs = NULL;
+		drop_fs(e);
 		return ret;
 	}
 	if (ref_refcount_walk(e->fs, stop_walk, NULL) == -EOPNOTSUPP)
@@ -188,14 +195,6 @@ static int shift_aligned(const struct engine *e, const struct op *op)
 	return op->off % e->t.blocksize == 0 && op->len % e->t.blocksize == 0;
 }
 
-static void drop_fs(struct engine *e)
-{
-	if (e->fs) {
-		ref_abandon(e->fs);
-		e->fs = NULL;
-	}
-}
-
 /* A fresh filesystem: made and mounted, or only mounted when the caller
  * said the devices hold one made and untouched (engine_target_formatted). */
 static int do_mkfs_mount(struct engine *e)
@@ -240,9 +239,7 @@ static int engine_cut(struct engine *e, const struct op *op)
 			return 0;
 		}
 	}
-	if (e->fs)
-		ref_abandon(e->fs);
-	e->fs = NULL;
+	drop_fs(e);
 	ret = hw_crash_cut(e->dev, &cut);
 	return ret ? ret : do_mount(e);
 }
@@ -441,9 +438,7 @@ static int64_t engine_apply(struct target *t, const struct op *op,
 		}
 		return do_mount(e);
 	case OP_CRASH:
-		if (e->fs)
-			ref_abandon(e->fs);
-		e->fs = NULL;
+		drop_fs(e);
 		return do_mount(e);
 	default:
 		break;
@@ -808,10 +803,8 @@ static int engine_release(struct target *t)
 
 	if (ret)
 		return ret;
-	if (!e->keep && e->fs) {
-		ref_abandon(e->fs);
-		e->fs = NULL;
-	}
+	if (!e->keep)
+		drop_fs(e);
 	return 0;
 }
 

@@ -17,12 +17,19 @@
 
 static uint8_t buf[PG], got[PG];
 
-static struct hw_dev *open_mem(void)
+/* A 64 KiB mem: device, tracked from zeros; 0 or -errno. */
+static int open_tracked(struct hw_dev **d, struct devtrack **dt)
 {
-	struct hw_dev *d = NULL;
 	char e[128];
+	int ret = hw_open("mem:64k", d, e, sizeof(e));
 
-	return hw_open("mem:64k", &d, e, sizeof(e)) ? NULL : d;
+	return ret ? ret : devtrack_attach(*d, NULL, dt);
+}
+
+static void close_tracked(struct hw_dev *d, struct devtrack *dt)
+{
+	devtrack_detach(dt);
+	hw_close(d);
 }
 
 /* Page p of d holds len bytes of tag (tag 0: zeros) from off on and
@@ -48,11 +55,10 @@ static int write_tag(struct hw_dev *d, unsigned p, unsigned off,
 
 TEST(restore_puts_back_kept_pages_and_zeros_the_rest)
 {
-	struct hw_dev *d = open_mem();
+	struct hw_dev *d = NULL;
 	struct devtrack *dt = NULL;
 
-	CHECK(d != NULL);
-	CHECK_OK(devtrack_attach(d, NULL, &dt));
+	CHECK_OK(open_tracked(&d, &dt));
 	/* what "mkfs" writes: all of page 0, part of page 3 */
 	CHECK_OK(write_tag(d, 0, 0, PG, 1));
 	CHECK_OK(write_tag(d, 3, 100, 200, 2));
@@ -68,17 +74,15 @@ TEST(restore_puts_back_kept_pages_and_zeros_the_rest)
 	CHECK(page_is(d, 3, 100, 200, 2));
 	CHECK(page_is(d, 9, 0, 0, 0));
 	CHECK_EQ(devtrack_dirty_end(dt), 0);
-	devtrack_detach(dt);
-	hw_close(d);
+	close_tracked(d, dt);
 }
 
 TEST(zero_out_reaches_kept_pages_and_restore_brings_them_back)
 {
-	struct hw_dev *d = open_mem();
+	struct hw_dev *d = NULL;
 	struct devtrack *dt = NULL;
 
-	CHECK(d != NULL);
-	CHECK_OK(devtrack_attach(d, NULL, &dt));
+	CHECK_OK(open_tracked(&d, &dt));
 	CHECK_OK(write_tag(d, 2, 0, PG, 6));
 	CHECK_OK(devtrack_keep(dt));
 	/* clean since the keep, but not zeros: the zero-out must happen */
@@ -88,18 +92,16 @@ TEST(zero_out_reaches_kept_pages_and_restore_brings_them_back)
 	CHECK_EQ(devtrack_dirty_end(dt), 3 * PG);
 	CHECK_OK(devtrack_restore(dt));
 	CHECK(page_is(d, 2, 0, PG, 6));
-	devtrack_detach(dt);
-	hw_close(d);
+	close_tracked(d, dt);
 }
 
 TEST(release_frees_the_rest_and_writes_the_kept_pages_back)
 {
-	struct hw_dev *d = open_mem();
+	struct hw_dev *d = NULL;
 	struct devtrack *dt = NULL;
 	uint64_t before = devtrack_resident_bytes();
 
-	CHECK(d != NULL);
-	CHECK_OK(devtrack_attach(d, NULL, &dt));
+	CHECK_OK(open_tracked(&d, &dt));
 	CHECK_OK(write_tag(d, 1, 0, PG, 7));
 	CHECK_OK(devtrack_keep(dt));
 	CHECK_OK(write_tag(d, 1, 0, 10, 8));
@@ -121,10 +123,11 @@ TEST(release_frees_the_rest_and_writes_the_kept_pages_back)
 TEST(a_device_with_a_baseline_keeps_nothing)
 {
 	static uint8_t base[64 * 1024];
-	struct hw_dev *d = open_mem();
+	struct hw_dev *d = NULL;
 	struct devtrack *dt = NULL;
+	char e[128];
 
-	CHECK(d != NULL);
+	CHECK_OK(hw_open("mem:64k", &d, e, sizeof(e)));
 	CHECK_OK(hw_write(d, 0, base, sizeof(base), 0));
 	CHECK_OK(devtrack_attach(d, base, &dt));
 	CHECK_EQ(devtrack_keep(dt), -EINVAL);
