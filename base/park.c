@@ -8,6 +8,7 @@
  */
 #include "base/park.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -89,6 +90,61 @@ void *park_zalloc(size_t size)
 	if (p)
 		memset(p, 0, size);
 	return p;
+}
+
+/* park_grow's block size for need bytes; 0 when there is none. */
+static size_t grow_size(size_t need)
+{
+	size_t size = PARK_GROW_MIN;
+
+	while (size < need) {
+		if (size > SIZE_MAX / 2)
+			return 0;
+		size *= 2;
+	}
+	return size;
+}
+
+int park_grow(void **p, size_t *cap, size_t used, size_t need)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = grow_size(need);
+	n = ncap ? park_alloc(ncap) : NULL;
+	if (!n)
+		return -ENOMEM;
+	if (used)
+		memcpy(n, *p, used);
+	park_free(*p, *cap);
+	*p = n;
+	*cap = ncap;
+	return 0;
+}
+
+void *park_calloc(size_t n, size_t size)
+{
+	size_t bytes, block;
+	uint8_t *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	bytes = n * size;
+	block = grow_size(bytes);
+	p = block ? park_alloc(block) : NULL;
+	if (!p)
+		return NULL;
+	memset(p, 0, bytes);
+	mem_idle(p + bytes, block - bytes);
+	return p;
+}
+
+void park_cfree(void *p, size_t n, size_t size)
+{
+	if (p)
+		park_free(p, grow_size(n * size));
 }
 
 void park_free(void *p, size_t size)

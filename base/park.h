@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PARK_SIZES 16
+#define PARK_SIZES 24
 #define PARK_PER_SIZE 2048
 #define PARK_BYTES ((size_t)16 << 20)
 
@@ -34,6 +34,26 @@ void *park_alloc(size_t size);
 void *park_zalloc(size_t size);
 /* Done with p, of size bytes (NULL is ignored). */
 void park_free(void *p, size_t size);
+/*
+ * An array that lives in the park between uses (the audit's lists, kept
+ * from one audit to the next by the park instead of malloc): *p holds
+ * *cap bytes (0: *p is NULL), of which the first used matter.  Make it
+ * hold at least need bytes: a power of two of at least PARK_GROW_MIN,
+ * so the sizes of such arrays share a few shelves.  0, or -ENOMEM with
+ * *p and *cap unchanged.  park_free(*p, *cap) gives it back.
+ */
+#define PARK_GROW_MIN 1024
+int park_grow(void **p, size_t *cap, size_t used, size_t need);
+/*
+ * calloc's counterpart for an array that lives as long as a mount: n
+ * elements of size bytes, zeroed, in a block of park_grow's sizes whose
+ * bytes past the array are poisoned (under ASan an access past its end
+ * is caught as it would be past calloc's).  NULL when n * size overflows
+ * or memory runs out.  park_cfree(p, n, size), with the n and size it
+ * was asked for, gives it back.
+ */
+void *park_calloc(size_t n, size_t size);
+void park_cfree(void *p, size_t n, size_t size);
 /* Free every parked block. */
 void park_drain(void);
 /*

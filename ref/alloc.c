@@ -29,6 +29,8 @@
  * tree, the journal's forget) is free_blocks.c's policy.
  */
 #include "ref/ref_internal.h"
+
+#include "base/park.h"
 #include "ref/pcache.h"
 
 #include <stdlib.h>
@@ -76,7 +78,7 @@ static int space_mount(struct ref_fs *fs, struct alloc_space *s,
 			   "exist", *s->bminit, s->name, s->bmlen);
 		return -EFSCORRUPTED;
 	}
-	grp = calloc(s->bmlen ? s->bmlen : 1, sizeof(*grp));
+	grp = park_calloc(s->bmlen ? s->bmlen : 1, sizeof(*grp));
 	if (!grp)
 		return -ENOMEM;
 	*s->grp_free = grp;
@@ -127,8 +129,10 @@ int alloc_mount(struct ref_fs *fs)
 
 void alloc_unmount(struct ref_fs *fs)
 {
-	free(fs->grp_free);
-	free(fs->rt_grp_free);
+	park_cfree(fs->grp_free, fs->bmaplen ? fs->bmaplen : 1,
+		   sizeof(*fs->grp_free));
+	park_cfree(fs->rt_grp_free, fs->rtbmaplen ? fs->rtbmaplen : 1,
+		   sizeof(*fs->rt_grp_free));
 	free(fs->busy.v);
 	free(fs->rt_busy.v);
 	fs->grp_free = fs->rt_grp_free = NULL;
@@ -768,7 +772,7 @@ static int space_check(struct ref_fs *fs, struct alloc_space *s,
 {
 	size_t bytes = fs->bs - BM_HDR_SIZE, r = 0;
 	uint64_t total_free = 0;
-	uint8_t *want = malloc(bytes);
+	uint8_t *want = park_alloc(fs->bs); /* a block: the cache's shelf */
 	int bad = 0, err = 0;
 
 	if (!want)
@@ -839,7 +843,7 @@ static int space_check(struct ref_fs *fs, struct alloc_space *s,
 		buf_put(fs, b);
 		total_free += nfree;
 	}
-	free(want);
+	park_free(want, fs->bs);
 	if (err)
 		return err;
 	if (total_free != *s->nfree) {
@@ -859,12 +863,15 @@ int alloc_check(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 /* Runs of rt blocks become runs of the rt extents they touch. */
 int alloc_check_rt(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 {
-	struct alloc_run *ext = malloc((n ? n : 1) * sizeof(*ext));
-	size_t k = 0;
-	int err;
+	struct alloc_run *ext;
+	void *p = NULL;
+	size_t k = 0, cap = 0;
+	int err = n > SIZE_MAX / sizeof(*ext) ? -ENOMEM :
+		  park_grow(&p, &cap, 0, (n ? n : 1) * sizeof(*ext));
 
-	if (!ext)
-		return -ENOMEM;
+	if (err)
+		return err;
+	ext = p;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = runs[i].start / fs->rtx;
 		uint64_t e = round_up(runs[i].start + runs[i].len, fs->rtx) /
@@ -878,6 +885,6 @@ int alloc_check_rt(struct ref_fs *fs, const struct alloc_run *runs, size_t n)
 		}
 	}
 	err = space_check(fs, &fs->rtspace, ext, k);
-	free(ext);
+	park_free(ext, cap);
 	return err;
 }

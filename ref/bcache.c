@@ -88,7 +88,7 @@ static void buf_free(struct ref_fs *fs, struct rbuf *b)
 static int hash_grow(struct ref_fs *fs)
 {
 	size_t nsize = fs->hsize * 2;
-	struct rbuf **nt = calloc(nsize, sizeof(*nt));
+	struct rbuf **nt = park_calloc(nsize, sizeof(*nt));
 	struct rbuf **old = fs->htab;
 	size_t osize = fs->hsize;
 
@@ -108,7 +108,7 @@ static int hash_grow(struct ref_fs *fs)
 			b = next;
 		}
 	}
-	free(old);
+	park_cfree(old, osize, sizeof(*old));
 	return 0;
 }
 
@@ -117,7 +117,7 @@ int bcache_init(struct ref_fs *fs, size_t cache_max)
 	/* small: it doubles as buffers come (cache_insert), and a mount of
 	 * a fuzz input holds a few dozen */
 	fs->hsize = 64;
-	fs->htab = calloc(fs->hsize, sizeof(*fs->htab));
+	fs->htab = park_calloc(fs->hsize, sizeof(*fs->htab));
 	if (!fs->htab)
 		return -ENOMEM;
 	fs->lru.lru_next = fs->lru.lru_prev = &fs->lru;
@@ -137,10 +137,10 @@ void bcache_destroy(struct ref_fs *fs)
 			b = next;
 		}
 	}
-	free(fs->htab);
+	park_cfree(fs->htab, fs->hsize, sizeof(*fs->htab));
 	fs->htab = NULL;
-	free(fs->tx);
-	free(fs->ckpt);
+	park_free(fs->tx, fs->txcap * sizeof(*fs->tx));
+	park_free(fs->ckpt, fs->ckptcap * sizeof(*fs->ckpt));
 	free(fs->revoke);
 	fs->tx = fs->ckpt = NULL;
 	fs->revoke = NULL;
@@ -165,6 +165,27 @@ static void evict(struct ref_fs *fs)
 }
 
 /*
+ * Room for need pointers in the array *arr, which holds n of them in room
+ * for *cap: a block of the park's (park_grow), given back by
+ * park_free(*arr, *cap * sizeof(**arr)).
+ */
+static int ptr_room(struct rbuf ***arr, size_t n, size_t *cap, size_t need)
+{
+	size_t bytes = *cap * sizeof(**arr);
+	void *p = *arr;
+	int err;
+
+	if (need > SIZE_MAX / sizeof(**arr))
+		return -ENOMEM;
+	err = park_grow(&p, &bytes, n * sizeof(**arr), need * sizeof(**arr));
+	if (!err) {
+		*arr = p;
+		*cap = bytes / sizeof(**arr);
+	}
+	return err;
+}
+
+/*
  * Room in the running transaction's array for n buffers.  A buffer joins
  * the transaction once (buf_dirty) and only while cached, so with room
  * for every cached buffer, made before one is cached, joining cannot
@@ -172,19 +193,7 @@ static void evict(struct ref_fs *fs)
  */
 static int tx_room(struct ref_fs *fs, size_t n)
 {
-	size_t ncap = fs->txcap ? fs->txcap * 2 : 64;
-	struct rbuf **na;
-
-	if (n <= fs->txcap)
-		return 0;
-	if (ncap < n)
-		ncap = n;
-	na = realloc(fs->tx, ncap * sizeof(*na));
-	if (!na)
-		return -ENOMEM;
-	fs->tx = na;
-	fs->txcap = ncap;
-	return 0;
+	return ptr_room(&fs->tx, fs->ntx, &fs->txcap, n);
 }
 
 static int cache_insert(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
@@ -373,17 +382,11 @@ void bcache_drop_raw(struct ref_fs *fs)
 
 static int ptr_push(struct rbuf ***arr, size_t *n, size_t *cap, struct rbuf *b)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct rbuf **na = realloc(*arr, ncap * sizeof(*na));
+	int err = ptr_room(arr, *n, cap, *n + 1);
 
-		if (!na)
-			return -ENOMEM;
-		*arr = na;
-		*cap = ncap;
-	}
-	(*arr)[(*n)++] = b;
-	return 0;
+	if (!err)
+		(*arr)[(*n)++] = b;
+	return err;
 }
 
 static void ptr_remove(struct rbuf **arr, size_t *n, struct rbuf *b)

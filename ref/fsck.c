@@ -16,6 +16,7 @@
  */
 #include "ref/ref_internal.h"
 
+#include "base/park.h"
 #include "base/radix.h"
 #include "ref/pcache.h"
 #include "ref/reflink.h"
@@ -38,8 +39,32 @@ struct run_list {
 	const char *unit;       /* "block", "rt block" */
 	uint64_t first, end;    /* valid blocks */
 	struct ref_run *v;
-	size_t n, cap;
+	size_t n, cap;          /* cap: bytes (park_grow) */
 };
+
+/*
+ * The audit's arrays come from the park (park_grow) and go back to it at
+ * the end: an audit runs after every sync and remount of a fuzz input,
+ * and malloc'ing its lists each time was most of an input's mallocs.
+ */
+struct scratch {
+	void *p;
+	size_t cap;             /* bytes */
+};
+
+/* Room for n elements of size sz in s (its bytes are not kept). */
+static int scratch_room(struct scratch *s, size_t n, size_t sz)
+{
+	if (n > SIZE_MAX / sz)
+		return -ENOMEM;
+	return park_grow(&s->p, &s->cap, 0, (n ? n : 1) * sz);
+}
+
+static void scratch_free(struct scratch *s)
+{
+	park_free(s->p, s->cap);
+	*s = (struct scratch){ 0 };
+}
 
 struct audit {
 	struct ref_fs *fs;
@@ -57,8 +82,17 @@ struct audit {
 	uint64_t rt_next_blk;
 	/* the records of the file's tree, kept as its check walks it */
 	struct ref_extent *recs;
-	size_t nkept, keptcap;
+	size_t nkept, keptcap;  /* keptcap: bytes (park_grow) */
+	/* check_bitmap's: the starts, their order, the runs in order */
+	struct scratch start, ord, runs;
 };
+
+/* One more element of size sz in the array *v, which holds n of them in
+ * *cap bytes. */
+static int room_for_one(void **v, size_t *cap, size_t n, size_t sz)
+{
+	return park_grow(v, cap, n * sz, (n + 1) * sz);
+}
 
 static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
 		     uint64_t len, const char *what)
@@ -71,37 +105,34 @@ static int mark_used(struct audit *a, struct run_list *l, uint64_t blk,
 		a->bad = 1;
 		return 0;
 	}
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 256;
-		struct ref_run *n = realloc(l->v, ncap * sizeof(*n));
+	void *v = l->v;
 
-		if (!n)
-			return -ENOMEM;
-		l->v = n;
-		l->cap = ncap;
-	}
+	if (room_for_one(&v, &l->cap, l->n, sizeof(*l->v)))
+		return -ENOMEM;
+	l->v = v;
 	l->v[l->n++] = (struct ref_run){ blk, len, a->ip ? a->ip->ino : 0, what };
 	return 0;
 }
 
 /*
- * The order of l's references by start (*out: their places in l, n of
- * them; radix.h: stable, so equal starts keep their places' order).
- * qsort's calls through a comparison pointer were a fortieth of a soak.
+ * The order of l's references by start, in a->ord: their places in l
+ * (radix.h: stable, so equal starts keep their places' order).  qsort's
+ * calls through a comparison pointer were a fortieth of a soak.
  */
-static int run_order(const struct run_list *l, uint32_t **out)
+static int run_order(struct audit *a, const struct run_list *l)
 {
 	size_t n = l->n;
-	uint64_t *start = malloc((n ? n : 1) * sizeof(*start));
-	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
-	int err = start && ord ? 0 : -ENOMEM;
+	uint64_t *start;
+	int err = scratch_room(&a->start, n, sizeof(*start));
 
-	*out = ord;
-	for (size_t i = 0; !err && i < n; i++)
-		start[i] = l->v[i].start;
 	if (!err)
-		err = radix_order_u64(start, n, ord);
-	free(start);
+		err = scratch_room(&a->ord, n, sizeof(uint32_t));
+	if (err)
+		return err;
+	start = a->start.p;
+	for (size_t i = 0; i < n; i++)
+		start[i] = l->v[i].start;
+	err = radix_order_u64(start, n, a->ord.p);
 	return err == -EOVERFLOW ? -ENOMEM : err;
 }
 
@@ -116,18 +147,15 @@ static int check_bitmap(struct audit *a, struct run_list *l,
 {
 	const struct ref_run *p = NULL;
 	struct alloc_run *runs;
-	uint32_t *ord;
-	int err = run_order(l, &ord);
+	const uint32_t *ord;
+	int err = run_order(a, l);
 
-	if (err) {
-		free(ord);
+	if (!err)
+		err = scratch_room(&a->runs, l->n, sizeof(*runs));
+	if (err)
 		return err;
-	}
-	runs = malloc((l->n ? l->n : 1) * sizeof(*runs));
-	if (!runs) {
-		free(ord);
-		return -ENOMEM;
-	}
+	ord = a->ord.p;
+	runs = a->runs.p;
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ref_run *r = &l->v[ord[i]];
 
@@ -142,9 +170,7 @@ static int check_bitmap(struct audit *a, struct run_list *l,
 		runs[i] = (struct alloc_run){ r->start, r->len };
 		p = r;
 	}
-	free(ord);
 	err = check(a->fs, runs, l->n);
-	free(runs);
 	if (err == -EFSCORRUPTED) {
 		a->bad = 1;
 		err = 0;
@@ -338,15 +364,11 @@ static int keep_extent(void *arg, const void *rec)
 {
 	struct audit *a = arg;
 
-	if (a->nkept == a->keptcap) {
-		size_t ncap = a->keptcap ? a->keptcap * 2 : 256;
-		struct ref_extent *n = realloc(a->recs, ncap * sizeof(*n));
+	void *v = a->recs;
 
-		if (!n)
-			return -ENOMEM;
-		a->recs = n;
-		a->keptcap = ncap;
-	}
+	if (room_for_one(&v, &a->keptcap, a->nkept, sizeof(*a->recs)))
+		return -ENOMEM;
+	a->recs = v;
 	xrec_decode(rec, &a->recs[a->nkept++]);
 	return 0;
 }
@@ -407,17 +429,16 @@ static int audit_file(struct audit *a, struct ref_inode *ip)
 static int audit_shared(struct audit *a)
 {
 	struct run_list *l = &a->shared;
-	struct alloc_run *runs = malloc((l->n ? l->n : 1) * sizeof(*runs));
-	struct alloc_run *uni = NULL;
+	struct alloc_run *runs, *uni = NULL;
 	size_t nuni = 0;
-	int err;
+	int err = scratch_room(&a->runs, l->n, sizeof(*runs));
 
-	if (!runs)
-		return -ENOMEM;
+	if (err)
+		return err;
+	runs = a->runs.p;
 	for (size_t i = 0; i < l->n; i++)
 		runs[i] = (struct alloc_run){ l->v[i].start, l->v[i].len };
 	err = reflink_audit(a->fs, runs, l->n, &uni, &nuni);
-	free(runs);
 	if (err == -EFSCORRUPTED) {
 		a->bad = 1;
 		err = 0;
@@ -460,10 +481,13 @@ int fsck_run(struct ref_fs *fs)
 		a.bad |= err == -EFSCORRUPTED;
 		err = err == -EFSCORRUPTED ? 0 : err;
 	}
-	free(a.data.v);
-	free(a.rt.v);
-	free(a.shared.v);
-	free(a.recs);
+	park_free(a.data.v, a.data.cap);
+	park_free(a.rt.v, a.rt.cap);
+	park_free(a.shared.v, a.shared.cap);
+	park_free(a.recs, a.keptcap);
+	scratch_free(&a.start);
+	scratch_free(&a.ord);
+	scratch_free(&a.runs);
 	if (err)
 		return err;
 	return a.bad ? -EFSCORRUPTED : 0;

@@ -15,6 +15,8 @@
 #include "ref/ref_internal.h"
 #include "ref/pcache.h"
 
+#include "base/park.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -162,11 +164,11 @@ int inode_mount(struct ref_fs *fs)
 {
 	int err = 0;
 
-	fs->inodes = calloc(fs->ninodes, sizeof(*fs->inodes));
+	fs->inodes = park_calloc(fs->ninodes, sizeof(*fs->inodes));
 	fs->nhsize = 64;
 	while (fs->nhsize < fs->ninodes)
 		fs->nhsize <<= 1;
-	fs->nhash = calloc(fs->nhsize, sizeof(*fs->nhash));
+	fs->nhash = park_calloc(fs->nhsize, sizeof(*fs->nhash));
 	if (!fs->inodes || !fs->nhash)
 		return -ENOMEM;
 	for (uint64_t ino = 1; ino <= fs->ninodes && !err;) {
@@ -186,8 +188,8 @@ int inode_mount(struct ref_fs *fs)
 
 void inode_unmount(struct ref_fs *fs)
 {
-	free(fs->inodes);
-	free(fs->nhash);
+	park_cfree(fs->inodes, fs->ninodes, sizeof(*fs->inodes));
+	park_cfree(fs->nhash, fs->nhsize, sizeof(*fs->nhash));
 	fs->inodes = NULL;
 	fs->nhash = NULL;
 }

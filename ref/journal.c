@@ -48,6 +48,8 @@
  */
 #include "ref/ref_internal.h"
 
+#include "base/park.h"
+
 #include <stdlib.h>
 
 #define JD_RAW (1ull << 63) /* descriptor target: a file data image */
@@ -703,7 +705,7 @@ int journal_recover(struct ref_fs *fs, bool norecovery, const uint8_t *home)
 	fs->jseq = get64(jh->data + JH_SEQ);
 	buf_put(fs, jh);
 	buf_forget(fs, 1, &logged);
-	blk = malloc(fs->bs);
+	blk = park_alloc(fs->bs);
 	if (!blk)
 		return -ENOMEM;
 	err = scan_log(fs, &r, &rt, blk, &ntx);
@@ -730,6 +732,6 @@ int journal_recover(struct ref_fs *fs, bool norecovery, const uint8_t *home)
 	free(r.logpos);
 	free(r.revoked);
 	free(rt.v);
-	free(blk);
+	park_free(blk, fs->bs);
 	return err;
 }

@@ -10,6 +10,8 @@
 #include "ref/pcache.h"
 #include "ref/reflink.h"
 
+#include "base/park.h"
+
 #include <stdlib.h>
 
 /*
@@ -208,17 +210,19 @@ static void fs_free(struct ref_fs *fs)
 	inode_unmount(fs);
 	alloc_unmount(fs);
 	bcache_destroy(fs);
-	free(fs->zeroblk);
-	free(fs->scratch);
+	park_free(fs->zeroblk, fs->bs);
+	park_free(fs->scratch, fs->bs);
 	free(fs->copybuf);
-	free(fs);
+	park_free(fs, sizeof(*fs));
 }
 
 int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	      struct ref_fs **out)
 {
-	struct ref_fs *fs = calloc(1, sizeof(*fs));
+	/* the park's (base/park.h): a fuzz input mounts a few times */
+	struct ref_fs *fs = park_zalloc(sizeof(*fs));
 	uint8_t *sb = NULL, home[SB_END];
+	size_t sbsize = 2 * HDR_SECTOR;
 	int err;
 
 	if (!fs)
@@ -259,11 +263,11 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 		err = -EMEDIUMTYPE;
 		goto fail;
 	}
-	sb = malloc(2 * HDR_SECTOR);
+	sb = park_alloc(sbsize);
 	err = -ENOMEM;
 	if (!sb)
 		goto fail;
-	err = hw_read(dev, 0, sb, 2 * HDR_SECTOR);
+	err = hw_read(dev, 0, sb, sbsize);
 	if (err)
 		goto fail;
 	/* torn where a cut tears sectors: the copy after it (devio.c) */
@@ -272,8 +276,9 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	if (err)
 		goto fail;
 	/* the whole block: bytes past the header sector must be zero */
-	free(sb);
-	sb = malloc(fs->bs);
+	park_free(sb, sbsize);
+	sbsize = fs->bs;
+	sb = park_alloc(sbsize);
 	err = -ENOMEM;
 	if (!sb)
 		goto fail;
@@ -287,10 +292,10 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 		goto fail;
 	}
 	memcpy(home, sb, sizeof(home));
-	free(sb);
+	park_free(sb, sbsize);
 	sb = NULL;
-	fs->zeroblk = calloc(1, fs->bs);
-	fs->scratch = malloc(fs->bs);
+	fs->zeroblk = park_zalloc(fs->bs);
+	fs->scratch = park_alloc(fs->bs);
 	err = -ENOMEM;
 	if (!fs->zeroblk || !fs->scratch)
 		goto fail;
@@ -339,7 +344,7 @@ int ref_mount(struct hw_dev *dev, const struct ref_mount_opts *opts,
 	*out = fs;
 	return 0;
 fail:
-	free(sb);
+	park_free(sb, sbsize);
 	fs_free(fs);
 	return err;
 }

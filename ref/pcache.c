@@ -38,13 +38,13 @@
 int pc_new(uint32_t bs, uint64_t capacity, size_t nmaps,
 	   struct ref_counters *ctr, struct pcache **out)
 {
-	struct pcache *pc = calloc(1, sizeof(*pc));
+	struct pcache *pc = park_zalloc(sizeof(*pc));
 
 	if (!pc)
 		return -ENOMEM;
-	pc->maps = calloc(nmaps ? nmaps : 1, sizeof(*pc->maps));
+	pc->maps = park_calloc(nmaps ? nmaps : 1, sizeof(*pc->maps));
 	if (!pc->maps) {
-		free(pc);
+		park_free(pc, sizeof(*pc));
 		return -ENOMEM;
 	}
 	pc->bs = bs;
@@ -131,8 +131,8 @@ void pc_free(struct pcache *pc)
 		park_free(pc->spare[--pc->nspare], page_bytes(pc));
 	if (pc->look)
 		park_free(pc->look, page_bytes(pc));
-	free(pc->maps);
-	free(pc);
+	park_cfree(pc->maps, pc->nmaps ? pc->nmaps : 1, sizeof(*pc->maps));
+	park_free(pc, sizeof(*pc));
 }
 
 /* ---- pages and the LRU ---- */

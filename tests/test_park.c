@@ -2,7 +2,9 @@
  * test_park.c - base/park.h: a freed block comes back for the next
  * allocation of its size and no other, the park keeps no more than its
  * bounds, a parked block is poisoned under ASan, threads may share it,
- * and an engine's unmount leaves its cache blocks for the next mount.
+ * park_grow keeps an array's bytes in blocks of a few sizes, an engine's
+ * unmount leaves its cache blocks for the next mount, and an audit takes
+ * its arrays from the park and gives them all back.
  */
 #include "test.h"
 
@@ -119,6 +121,39 @@ TEST(a_parked_block_is_poisoned_under_asan)
 	park_drain();
 }
 
+TEST(park_grow_keeps_the_bytes_in_power_of_two_blocks)
+{
+	void *p = NULL, *first;
+	size_t cap = 0;
+	uint8_t *b;
+
+	park_drain();
+	CHECK_OK(park_grow(&p, &cap, 0, 10));
+	CHECK(p != NULL);
+	CHECK_EQ(cap, PARK_GROW_MIN);
+	first = p;
+	CHECK_OK(park_grow(&p, &cap, 0, PARK_GROW_MIN)); /* room already */
+	CHECK(p == first);
+	CHECK_EQ(cap, PARK_GROW_MIN);
+	b = p;
+	for (int i = 0; i < 100; i++)
+		b[i] = (uint8_t)(i * 3 + 1);
+	CHECK_OK(park_grow(&p, &cap, 100, 3 * PARK_GROW_MIN));
+	CHECK_EQ(cap, 4 * PARK_GROW_MIN);
+	b = p;
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(b[i], (uint8_t)(i * 3 + 1));
+	CHECK_EQ(now().blocks, 1); /* the first block, parked */
+	CHECK(park_alloc(PARK_GROW_MIN) == first);
+	park_free(first, PARK_GROW_MIN);
+	/* more than memory holds: refused, the array as it was */
+	CHECK_EQ(park_grow(&p, &cap, 100, SIZE_MAX - 5), -ENOMEM);
+	CHECK(p == b);
+	CHECK_EQ(cap, 4 * PARK_GROW_MIN);
+	park_free(p, cap);
+	park_drain();
+}
+
 static void *churn(void *arg)
 {
 	size_t size = (size_t)(uintptr_t)arg;
@@ -219,6 +254,43 @@ TEST(an_unmount_parks_the_cache_blocks_for_the_next_mount)
 	CHECK_MEM(back, buf, LEN);
 	CHECK(now().reused - after.reused >= LEN / BS);
 	CHECK_OK(audit(z.fs));
+	e_close(&z);
+	park_drain();
+}
+
+/*
+ * The audit's lists (references, extent records, their order) and its
+ * expected bitmap come from the park: a second audit reuses the blocks
+ * the first gave back, and each audit leaves the park as it found it.
+ */
+TEST(an_audit_takes_its_arrays_from_the_park_and_gives_them_back)
+{
+	static uint8_t buf[64 * 1024];
+	struct park_stats warm, again;
+	struct efs z;
+	uint64_t ino;
+
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK_OK(e_new(&z, "mem:16m", NULL, 0));
+	for (int f = 0; f < 8; f++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%d", f);
+		CHECK_OK(ref_create(z.fs, name, &ino));
+		/* every other block: many extents, many references */
+		for (uint64_t off = 0; off < 64 * BS; off += 2 * BS)
+			CHECK_EQ(ref_pwrite(z.fs, ino, buf, BS, off), BS);
+	}
+	CHECK_OK(ref_sync(z.fs));
+	park_drain();
+	CHECK_OK(audit(z.fs));
+	warm = now();
+	CHECK(warm.blocks >= 5); /* lists, records, order, runs, bitmap */
+	CHECK_OK(audit(z.fs));
+	again = now();
+	CHECK_EQ(again.blocks, warm.blocks);
+	CHECK_EQ(again.bytes, warm.bytes);
+	CHECK(again.reused - warm.reused >= 5);
 	e_close(&z);
 	park_drain();
 }
