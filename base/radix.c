@@ -8,6 +8,8 @@
  */
 #include "base/radix.h"
 
+#include "base/park.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,8 @@ int radix_order_u64(const uint64_t *key, size_t n, uint32_t *ord)
 {
 	uint32_t *t, *from = ord, *to;
 	uint64_t top = 0;
+	void *scratch = NULL; /* the park's: an audit orders many times */
+	size_t tcap = 0;
 
 	if (n > UINT32_MAX)
 		return -EOVERFLOW;
@@ -44,10 +48,9 @@ int radix_order_u64(const uint64_t *key, size_t n, uint32_t *ord)
 		insertion_order(key, n, ord);
 		return 0;
 	}
-	t = malloc(n * sizeof(*t));
-	if (!t)
+	if (park_grow(&scratch, &tcap, 0, n * sizeof(*t)))
 		return -ENOMEM;
-	to = t;
+	t = to = scratch;
 	for (unsigned sh = 0; sh < 64 && top >> sh; sh += 8) {
 		size_t at[256] = { 0 }, sum = 0;
 		uint32_t *swap;
@@ -68,15 +71,30 @@ int radix_order_u64(const uint64_t *key, size_t n, uint32_t *ord)
 	}
 	if (from != ord)
 		memcpy(ord, from, n * sizeof(*ord));
-	free(t);
+	park_free(t, tcap);
 	return 0;
 }
 
 int radix_sort_u64(uint64_t *v, size_t n)
 {
-	uint32_t *ord = malloc((n ? n : 1) * sizeof(*ord));
-	uint64_t *out = malloc((n ? n : 1) * sizeof(*out));
-	int err = ord && out ? radix_order_u64(v, n, ord) : -ENOMEM;
+	uint32_t *ord;
+	uint64_t *out;
+	int err;
+
+	if (n <= RADIX_FEW) { /* in place, no scratch */
+		for (size_t i = 1; i < n; i++) {
+			uint64_t x = v[i];
+			size_t j = i;
+
+			for (; j > 0 && v[j - 1] > x; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return 0;
+	}
+	ord = malloc(n * sizeof(*ord));
+	out = malloc(n * sizeof(*out));
+	err = ord && out ? radix_order_u64(v, n, ord) : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++)
 		out[i] = v[ord[i]];

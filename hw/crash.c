@@ -141,6 +141,10 @@ struct crash_dev {
 	struct crash_group *g;
 	struct crash_rec *rec;
 	size_t nrec, cap;
+	/* pmem: the array a persist built the last one but one in, kept for
+	 * the next persist (which builds a new array every time) */
+	struct crash_rec *spare;
+	size_t spare_cap;
 	uint64_t points, cuts;
 	uint32_t atomic;
 	uint64_t seq_start;    /* first byte of the sequential zones, or ~0 */
@@ -487,23 +491,32 @@ static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 	bool bytes = lower(cd)->geo.caps & HW_CAP_BYTE_ADDR;
 	uint64_t end = off + len;
 	size_t n = cd->nrec, k = 0;
+	/* no smaller than the array it replaces: pushes after it need not
+	 * grow it back */
+	size_t ncap = n ? 3 * n : 1;
 	int rc;
 
+	if (ncap < cd->cap)
+		ncap = cd->cap;
 	/* A record splits into three at most: room for all of them first,
 	 * so that no record can be lost to a failed push below. */
-	if (bytes && !(nv = malloc((n ? 3 * n : 1) * sizeof(*nv))))
-		return -ENOMEM;
-	if (point_void(cd)) {
-		free(nv);
-		return 0;
+	if (bytes && cd->spare_cap < ncap) {
+		nv = realloc(cd->spare, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		cd->spare = nv;
+		cd->spare_cap = ncap;
 	}
+	nv = cd->spare;
+	ncap = cd->spare_cap;
+	if (point_void(cd))
+		return 0;
 	rc = hw_persist(lower(cd), off, len);
 	if (!rc) {
 		cd->points++;
 		point_end(cd);
 	}
 	if (rc || !bytes) {
-		free(nv);
 		if (!rc)
 			forget_all(cd);
 		return rc;
@@ -543,10 +556,11 @@ static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 	}
 	for (size_t i = 0; i < n; i++)
 		rec_free(&old[i]);
-	free(old);
+	cd->spare = old;
+	cd->spare_cap = cd->cap;
 	cd->rec = nv;
 	cd->nrec = k;
-	cd->cap = n ? 3 * n : 1;
+	cd->cap = ncap;
 	trim_head(cd);
 	return rc;
 }
@@ -1167,6 +1181,7 @@ static void crash_destroy(struct hw_dev *dev)
 	forget_all(cd);
 	hw_arena_free(&cd->arena);
 	free(cd->rec);
+	free(cd->spare);
 	group_leave(cd);
 	hw_layer_destroy(dev);
 }

@@ -69,23 +69,53 @@ static uint64_t rec_end(const struct refc_rec *r)
 	return r->start + r->len;
 }
 
+/*
+ * The arrays below hold their first elements in place: an adjustment
+ * touches a record or two, and three mallocs an adjustment were most of
+ * a reflink input's (every clone and COW end adjusts).
+ */
+#define IN_PLACE 16
+
+/*
+ * Room for element n of the array *v (room for *cap; 0: none yet), whose
+ * storage is inl (IN_PLACE elements of sz bytes) until it outgrows it.
+ */
+static int room_one(void **v, size_t n, size_t *cap, void *inl, size_t sz)
+{
+	size_t c = *cap * 2;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (!*cap) {
+		*v = inl;
+		*cap = IN_PLACE;
+		return 0;
+	}
+	p = *v == inl ? malloc(c * sz) : realloc(*v, c * sz);
+	if (!p)
+		return -ENOMEM;
+	if (*v == inl)
+		memcpy(p, inl, n * sz);
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
 /* A growable array of records. */
 struct recs {
 	struct refc_rec *v;
 	size_t n, cap;
+	struct refc_rec inl[IN_PLACE];
 };
 
 static int recs_push(struct recs *a, const struct refc_rec *r)
 {
-	if (a->n == a->cap) {
-		size_t c = a->cap ? a->cap * 2 : 8;
-		struct refc_rec *p = realloc(a->v, c * sizeof(*p));
+	void *v = a->v;
 
-		if (!p)
-			return -ENOMEM;
-		a->v = p;
-		a->cap = c;
-	}
+	if (room_one(&v, a->n, &a->cap, a->inl, sizeof(*r)))
+		return -ENOMEM;
+	a->v = v;
 	a->v[a->n++] = *r;
 	return 0;
 }
@@ -142,6 +172,7 @@ struct seg {
 struct segs {
 	struct seg *v;
 	size_t n, cap;
+	struct seg inl[IN_PLACE];
 };
 
 /* Append, merging with the previous segment when the count matches. */
@@ -155,15 +186,11 @@ static int segs_add(struct segs *a, uint64_t start, uint64_t end,
 		a->v[a->n - 1].end = end;
 		return 0;
 	}
-	if (a->n == a->cap) {
-		size_t c = a->cap ? a->cap * 2 : 8;
-		struct seg *p = realloc(a->v, c * sizeof(*p));
+	void *v = a->v;
 
-		if (!p)
-			return -ENOMEM;
-		a->v = p;
-		a->cap = c;
-	}
+	if (room_one(&v, a->n, &a->cap, a->inl, sizeof(*a->v)))
+		return -ENOMEM;
+	a->v = v;
 	a->v[a->n++] = (struct seg){ start, end, owners };
 	return 0;
 }
@@ -315,9 +342,12 @@ int refcount_adjust(struct bt_tree *t, uint64_t start, uint64_t len,
 		if (segs.v[i].owners == 0)
 			err = free_fn(arg, segs.v[i].start,
 				      segs.v[i].end - segs.v[i].start);
-	free(old.v);
-	free(new.v);
-	free(segs.v);
+	if (old.v != old.inl)
+		free(old.v);
+	if (new.v != new.inl)
+		free(new.v);
+	if (segs.v != segs.inl)
+		free(segs.v);
 	return err;
 }
 

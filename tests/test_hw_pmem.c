@@ -193,6 +193,62 @@ TEST(pmem_persist_of_part_of_a_store_keeps_only_that_part)
 	hw_tmp_done(&t);
 }
 
+/*
+ * Many persists in a row, each building the layer's record array anew
+ * (in the array the persist before last left, grown when it is short):
+ * rounds of 40 stores, a third persisted whole, a third in their middle
+ * words, a third not at all, then a cut keeps exactly the persisted
+ * bytes of every round.
+ */
+TEST(pmem_persists_in_a_row_keep_exactly_what_each_made_durable)
+{
+	enum { ROUNDS = 6, STORES = 40, LEN = 16, STRIDE = 128 };
+	char spec[160];
+	struct hw_dev *d;
+	struct hw_tmp t;
+
+	CHECK(hw_tmp_init(&t));
+	pmem_spec(spec, sizeof(spec), &t, "crash:", "64k");
+	OPEN(spec, d);
+	fill_pat(wbuf, ROUNDS * STORES * LEN, 6);
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int k = 0; k < STORES; k++) {
+			uint64_t off = (uint64_t)k * STRIDE + (uint64_t)r * LEN;
+
+			CHECK_OK(hw_write(d, off, wbuf + (r * STORES + k) * LEN,
+					  LEN, 0));
+		}
+		for (int k = 0; k < STORES; k++) {
+			uint64_t off = (uint64_t)k * STRIDE + (uint64_t)r * LEN;
+
+			if (k % 3 == 0)
+				CHECK_OK(hw_persist(d, off, LEN));
+			else if (k % 3 == 1)
+				CHECK_OK(hw_persist(d, off + 4, 8));
+		}
+	}
+	CHECK_OK(hw_crash_cut(d, NULL));
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int k = 0; k < STORES; k++) {
+			const uint8_t *w = wbuf + (r * STORES + k) * LEN;
+
+			CHECK_OK(hw_read(d, (uint64_t)k * STRIDE +
+					 (uint64_t)r * LEN, rbuf, LEN));
+			if (k % 3 == 0) {
+				CHECK_MEM(rbuf, w, LEN);
+			} else if (k % 3 == 1) {
+				CHECK(all_zero(rbuf, 4));
+				CHECK_MEM(rbuf + 4, w + 4, 8);
+				CHECK(all_zero(rbuf + 12, 4));
+			} else {
+				CHECK(all_zero(rbuf, LEN));
+			}
+		}
+	}
+	hw_close(d);
+	hw_tmp_done(&t);
+}
+
 /* A store of 64 bytes at offset 4 spans words [0,8) .. [64,72). */
 TEST(pmem_cut_tears_stores_in_whole_8_byte_words)
 {

@@ -275,6 +275,35 @@ TEST(random_adjustments_stay_canonical)
 	ms_fini(&f.ms);
 }
 
+/*
+ * One adjustment across many records: its lists outgrow the few
+ * elements refcount.c keeps in place and move to the heap mid-way (with
+ * ASan, any element lost or read past in the move is caught).
+ */
+TEST(an_adjustment_across_many_records_keeps_them_all)
+{
+	struct fx f;
+	enum { N = 60 };
+
+	fx_init(&f, 4);
+	for (int b = 0; b < 2 * N; b++)
+		f.owners[b] = 1;
+	/* every other block shared once: N records, N gaps */
+	for (int b = 0; b < 2 * N; b += 2)
+		CHECK_OK(adjust(&f, (uint64_t)b, 1, +1));
+	CHECK_EQ(nrecs(&f), N);
+	/* one more owner over all: N records of 3, N of 2, merged per
+	 * owner count; then back */
+	CHECK_OK(adjust(&f, 0, 2 * N, +1));
+	CHECK(agree(&f));
+	CHECK_EQ(nrecs(&f), canonical_recs(&f));
+	CHECK_EQ(nrecs(&f), 2 * N);
+	CHECK_OK(adjust(&f, 0, 2 * N, -1));
+	CHECK(agree(&f));
+	CHECK_EQ(nrecs(&f), N);
+	ms_fini(&f.ms);
+}
+
 /* A record put in the tree as it is stored, bypassing refcount_adjust. */
 static int put_rec(struct fx *f, uint64_t start, uint32_t len, uint32_t count)
 {
