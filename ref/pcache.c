@@ -703,8 +703,8 @@ static int get_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 }
 
 /*
- * Block fb as a view sees it, the cache left as it was (pcache_view): its
- * page where it is, else the block in place on the device or read into
+ * Block fb, which is not in the cache, as a view sees it, the cache left
+ * as it was (pcache_view): the block in place on the device or read into
  * pc->look.
  */
 static int look_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
@@ -712,9 +712,6 @@ static int look_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 {
 	struct pcache *pc = fs->pc;
 
-	*out = pc_peek_page(pc, pcache_inode_map(fs, ip), fb);
-	if (*out)
-		return 0;
 	if (!pc->look) {
 		pc->look = park_alloc(page_bytes(pc));
 		if (!pc->look)
@@ -725,17 +722,89 @@ static int look_page(struct ref_fs *fs, struct ref_inode *ip, uint64_t fb,
 	return read_block(fs, ip, fb, upto, e, *out, true);
 }
 
+/* The index of m's first page at or after idx, or limit when there is
+ * none below it (shadow entries are no pages). */
+static uint64_t next_page(struct pcache *pc, struct pc_map *m, uint64_t idx,
+			  uint64_t limit)
+{
+	struct pc_node *leaf;
+	unsigned slot;
+
+	if (!m->nrpages)
+		return limit;
+	while (idx < limit && pci_find_first(pc, m, idx, -1, &leaf, &slot)) {
+		uint64_t at = leaf->base + slot;
+
+		if (at >= limit)
+			break;
+		if (pc_is_page(leaf->slots[slot]))
+			return at;
+		idx = at + 1;
+	}
+	return limit;
+}
+
+/*
+ * A view of the blocks from pos on while none is in the cache (block
+ * pos's is not), handed to fn as one piece where they make one: a run of
+ * holes and unwritten blocks as zeros (NULL), a run of written blocks
+ * that lie together on the device as the device shows them in place.
+ * Run through in pieces of a block, a view of a large sparse file was
+ * most of a verify's time.  The run ends at the next page in the cache,
+ * at the end of e's mapping (looked up as read_block does) or at end.
+ * The bytes handed to fn; 0 when block pos is look_page's (a run of one
+ * block, a compressed extent, bytes the device does not show in place).
+ */
+static int64_t view_run(struct ref_fs *fs, struct ref_inode *ip,
+			struct pc_map *m, ref_view_fn fn, void *arg,
+			uint64_t pos, uint64_t end, uint64_t upto,
+			struct ref_extent *e)
+{
+	uint64_t fb = pos >> fs->bshift, stop, n;
+	const uint8_t *data = NULL;
+
+	if (fs->pc->nodata)
+		return 0;
+	if (!(e->len && fb >= e->fileoff && fb - e->fileoff < e->len)) {
+		int err = bmap_lookup_read(fs, ip, fb, upto, e);
+
+		if (err)
+			return err;
+	}
+	if (ext_compressed(e))
+		return 0;
+	stop = e->fileoff + e->len < upto ? e->fileoff + e->len : upto;
+	stop = next_page(fs->pc, m, fb + 1, stop);
+	if (stop <= fb + 1)
+		return 0;
+	n = (end < stop << fs->bshift ? end : stop << fs->bshift) - pos;
+	if (e->state == 0) {
+		uint64_t blocks = stop - fb;
+
+		data = fdata_view(fs, ip, (e->startblk + (fb - e->fileoff)) <<
+				  fs->bshift, blocks << fs->bshift);
+		if (!data)
+			return 0;
+		fs->ctr.data_bytes_read += blocks << fs->bshift;
+		data += pos & (fs->bs - 1);
+	}
+	fn(arg, pos, data, (size_t)n);
+	return (int64_t)n;
+}
+
 /*
  * A read of [off, end) through the cache: each page's bytes copied to out
  * (get_page: pages read in, found pages made the most recent), or when
  * out is NULL handed to fn (NULL: zeros) while the page is sure to stay,
- * the cache left as it was (look_page).
+ * the cache left as it was (look_page; view_run for the blocks not in
+ * the cache).
  */
 static int64_t pcache_walk(struct ref_fs *fs, struct ref_inode *ip,
 			   uint8_t *out, ref_view_fn fn, void *arg,
 			   uint64_t off, uint64_t end)
 {
 	struct ref_extent e = { 0 };
+	struct pc_map *m = pcache_inode_map(fs, ip);
 	uint64_t pos = off, upto = fs_blocks_roundup(fs, end);
 
 	pcache_sync_knob(fs);
@@ -743,9 +812,27 @@ static int64_t pcache_walk(struct ref_fs *fs, struct ref_inode *ip,
 		uint64_t fb = pos >> fs->bshift, bo = pos & (fs->bs - 1);
 		uint64_t n = end - pos < fs->bs - bo ? end - pos : fs->bs - bo;
 		const uint8_t *data;
-		struct pc_page *p;
-		int err = out ? get_page(fs, ip, fb, upto, &e, true, &p) :
-				look_page(fs, ip, fb, upto, &e, &p);
+		struct pc_page *p = NULL;
+		int err = 0;
+
+		if (out) {
+			err = get_page(fs, ip, fb, upto, &e, true, &p);
+		} else {
+			p = pc_peek_page(fs->pc, m, fb);
+			if (!p) {
+				int64_t r = view_run(fs, ip, m, fn, arg, pos,
+						     end, upto, &e);
+
+				if (r > 0) {
+					pos += (uint64_t)r;
+					continue;
+				}
+				err = (int)r;
+				if (!err)
+					err = look_page(fs, ip, fb, upto, &e,
+							&p);
+			}
+		}
 
 		if (err)
 			return pos > off ? (int64_t)(pos - off) : err;

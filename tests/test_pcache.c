@@ -793,6 +793,7 @@ struct seen {
 	uint8_t bytes[24 * BS];
 	uint64_t off, next;
 	int out_of_order;
+	unsigned pieces, zero_pieces;   /* handed over, of them NULL */
 };
 
 static void see(void *arg, uint64_t off, const uint8_t *p, size_t n)
@@ -808,6 +809,8 @@ static void see(void *arg, uint64_t off, const uint8_t *p, size_t n)
 	else
 		memset(s->bytes + (off - s->off), 0, n);
 	s->next = off + n;
+	s->pieces++;
+	s->zero_pieces += !p;
 }
 
 /* Whether a and b hold the same pages in the same LRU order, with the
@@ -958,6 +961,45 @@ TEST(pcache_view_sees_what_a_read_reads_and_leaves_the_cache_as_it_was)
 		CHECK_EQ(ref_pview(g.fs, ino, BS, 0, see, &s), -EOPNOTSUPP);
 		eng_close(&g);
 	}
+}
+
+/*
+ * A view hands the blocks out of the cache over as runs, not block by
+ * block: written blocks that lie together on the device as one piece in
+ * place, a hole as one piece of zeros (NULL); a page in the cache ends a
+ * run and is handed over alone.  The bytes are a read's.
+ */
+TEST(a_view_hands_runs_out_of_the_cache_as_one_piece)
+{
+	static struct seen s;
+	static uint8_t buf[24 * BS];
+	unsigned cached = 0;
+	struct eng g;
+	uint64_t ino;
+
+	CHECK_OK(eng_open(&g, "pagecache=4"));
+	CHECK_OK(ref_create(g.fs, "a", &ino));
+	/* blocks 0-7 and 16-23 written, 8-15 a hole */
+	CHECK_OK(put(g.fs, ino, 16 * BS, 8 * BS, 2));
+	CHECK_OK(put(g.fs, ino, 0, 8 * BS, 1));
+	CHECK_OK(ref_sync(g.fs));
+	CHECK_EQ(ref_pread(g.fs, ino, buf, sizeof(buf), 0), (int64_t)sizeof(buf));
+	/* the cache: the last blocks read, and a page of the hole */
+	CHECK_EQ(ref_pread(g.fs, ino, buf + 12 * BS, BS, 12 * BS), BS);
+	for (uint64_t fb = 0; fb < 24; fb++)
+		cached += pc_peek_page(g.fs->pc, pc_map_of(g.fs->pc, ino),
+				       fb) != NULL;
+	CHECK(cached >= 1 && cached <= 4);
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ(ref_pview(g.fs, ino, sizeof(buf), 0, see, &s),
+		 (int64_t)sizeof(buf));
+	CHECK(!s.out_of_order);
+	CHECK_MEM(s.bytes, buf, sizeof(buf));
+	/* three runs, each cached page splitting one and handed alone */
+	CHECK(s.pieces <= 3 + 2 * cached);
+	CHECK(s.zero_pieces >= 1);
+	CHECK_OK(ref_audit(g.fs, say, NULL));
+	eng_close(&g);
 }
 
 /* Whether file bytes [off, off + len) read as zeros. */
