@@ -119,12 +119,9 @@ static int read_frame(struct ref_fs *fs, const struct ref_inode *ip,
 	return err;
 }
 
-/* The frame in da->buf decoded into da->cbuf: e's len blocks exactly. */
-static int decode_frame(struct ref_fs *fs, const struct ref_inode *ip,
-			const struct ref_extent *e, struct delalloc *da)
+/* Room for want bytes in da->cbuf. */
+static int cbuf_room(struct delalloc *da, uint64_t want)
 {
-	uint64_t want = e->len << fs->bshift;
-
 	if (da->ccap < want) {
 		uint8_t *nb = realloc(da->cbuf, want);
 
@@ -133,6 +130,17 @@ static int decode_frame(struct ref_fs *fs, const struct ref_inode *ip,
 		da->cbuf = nb;
 		da->ccap = want;
 	}
+	return 0;
+}
+
+/* The frame in da->buf decoded into da->cbuf: e's len blocks exactly. */
+static int decode_frame(struct ref_fs *fs, const struct ref_inode *ip,
+			const struct ref_extent *e, struct delalloc *da)
+{
+	uint64_t want = e->len << fs->bshift;
+
+	if (cbuf_room(da, want))
+		return -ENOMEM;
 #if HAVE_ZSTD
 	{
 		size_t fsz = ZSTD_findFrameCompressedSize(da->buf,
@@ -188,8 +196,45 @@ static bool checked_before(const struct ref_fs *fs, struct delalloc *da,
 	       memcmp(k->frame, da->buf, bytes) == 0;
 }
 
+/*
+ * The bytes the frame in da->buf (e's, checked_before) decoded to, into
+ * da->cbuf: true, or false when its slot kept none.
+ */
+static bool decoded_before(const struct ref_fs *fs, struct delalloc *da,
+			   const struct ref_extent *e)
+{
+	const struct da_checked *k = checked_slot(da, e->startblk);
+	uint64_t want = e->len << fs->bshift;
+
+	if (!k->has_decoded || cbuf_room(da, want))
+		return false;
+	memcpy(da->cbuf, k->decoded, (size_t)want);
+	return true;
+}
+
+/* Keep in k the want bytes the frame decoded to (da->cbuf), while the
+ * copies fit their budget. */
+static void keep_decoded(struct delalloc *da, struct da_checked *k,
+			 size_t want)
+{
+	if (k->dcap < want) {
+		uint8_t *nb = NULL;
+
+		if (da->decoded_bytes - k->dcap + want <= DA_DECODED_BYTES)
+			nb = realloc(k->decoded, want);
+		if (!nb)
+			return;
+		da->decoded_bytes += want - k->dcap;
+		k->decoded = nb;
+		k->dcap = want;
+	}
+	memcpy(k->decoded, da->cbuf, want);
+	k->has_decoded = true;
+}
+
 /* Keep a copy of the frame in da->buf, just decoded to e's length (with
- * no memory or room for it, the next audit decodes it again). */
+ * no memory or room for it, the next audit decodes it again), and of
+ * what it decoded to (da->cbuf). */
 static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
 			 const struct ref_extent *e)
 {
@@ -203,6 +248,7 @@ static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
 	}
 	k = checked_slot(da, e->startblk);
 	k->bytes = 0;
+	k->has_decoded = false;
 	if (k->cap < bytes) {
 		uint8_t *nb = NULL;
 
@@ -217,6 +263,7 @@ static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
 	memcpy(k->frame, da->buf, bytes);
 	k->want = e->len << fs->bshift;
 	k->bytes = bytes;
+	keep_decoded(da, k, (size_t)k->want);
 }
 
 uint64_t compr_decodes(const struct ref_fs *fs)
@@ -231,22 +278,27 @@ size_t compr_kept_bytes(const struct ref_fs *fs)
 
 void compr_forget_checked(struct delalloc *da)
 {
-	for (unsigned i = 0; da->checked && i < DA_CHECKED; i++)
+	for (unsigned i = 0; da->checked && i < DA_CHECKED; i++) {
 		free(da->checked[i].frame);
+		free(da->checked[i].decoded);
+	}
 	free(da->checked);
 	da->checked = NULL;
 	da->checked_bytes = 0;
+	da->decoded_bytes = 0;
 }
 
 /*
  * The bytes of compressed extent e, decoded into da->cbuf; for the
  * audit (audit), only whether they decode: a frame whose very bytes
- * decoded to this length before (checked_before) is not decoded again.
+ * decoded to this length before (checked_before) is not decoded again,
+ * and a read of it takes the bytes its slot kept (decoded_before).
  */
 static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
 			 const struct ref_extent *e, bool audit)
 {
 	struct delalloc *da;
+	bool checked;
 	int err = da_get(fs, &da);
 
 	if (err)
@@ -259,13 +311,17 @@ static int decode_extent(struct ref_fs *fs, const struct ref_inode *ip,
 	err = read_frame(fs, ip, e, da);
 	if (err)
 		return err;
-	if (audit && checked_before(fs, da, e))
+	checked = checked_before(fs, da, e);
+	if (audit && checked)
 		return 0;
-	da->c_valid = false;
-	err = decode_frame(fs, ip, e, da);
-	if (err)
-		return err;
-	keep_checked(fs, da, e);
+	/* a read of bytes decoded before takes them from their slot */
+	if (!checked || !decoded_before(fs, da, e)) {
+		da->c_valid = false;
+		err = decode_frame(fs, ip, e, da);
+		if (err)
+			return err;
+		keep_checked(fs, da, e);
+	}
 	da->c_ino = ip->ino;
 	da->c_off = e->fileoff;
 	da->c_blk = e->startblk;

@@ -745,6 +745,40 @@ TEST(the_audit_decodes_a_frame_again_only_when_its_bytes_changed)
 }
 
 /*
+ * A read of a frame whose very bytes decoded before takes what they
+ * decoded to from the audit's slot, even after the extent a read keeps
+ * decoded is forgotten: the same bytes, no decode.  Junk over the frame
+ * is decoded again, and refused.
+ */
+TEST(a_read_of_a_frame_decoded_before_takes_its_bytes_and_junk_is_decoded)
+{
+	struct ref_extent e = { 0 };
+	struct ref_inode *ip;
+	uint8_t *buf, out[BS], junk[BS];
+	uint64_t first;
+	struct dfs z;
+
+	NEED_COMPRESSION();
+	buf = with_last_compressed(&z, &e, &ip);
+	CHECK(buf);
+	CHECK_OK(ref_audit(z.fs, quiet, NULL)); /* every frame decoded once */
+	first = compr_decodes(z.fs);
+	for (uint64_t fb = e.fileoff; fb < e.fileoff + e.len; fb++) {
+		compr_forget(z.fs);
+		CHECK_OK(compr_read_block(z.fs, ip, &e, fb, out));
+		CHECK_MEM(out, buf + fb * BS, BS);
+	}
+	CHECK_EQ(compr_decodes(z.fs), first);
+	fill(junk, sizeof(junk), 9, 0);
+	CHECK_OK(hw_write(z.dev, e.startblk * BS, junk, BS, 0));
+	compr_forget(z.fs);
+	CHECK_EQ(compr_read_block(z.fs, ip, &e, e.fileoff, out), -EFSCORRUPTED);
+	CHECK_EQ(compr_decodes(z.fs), first + 1);
+	d_close(&z);
+	free(buf);
+}
+
+/*
  * A compressed record that maps more file blocks than one compressed
  * extent takes (a damaged image: the fuzzed image target met one that
  * claimed some four billion blocks) is refused as damage before its
