@@ -212,29 +212,31 @@ static bool decoded_before(const struct ref_fs *fs, struct delalloc *da,
 	return true;
 }
 
-/* Keep in k the want bytes the frame decoded to (da->cbuf), while the
- * copies fit their budget. */
-static void keep_decoded(struct delalloc *da, struct da_checked *k,
-			 size_t want)
+/*
+ * A copy of n bytes of src in *p (room *cap), while the copies of its
+ * kind (*used of room in all) fit budget: true, or false with none kept.
+ */
+static bool keep_copy(uint8_t **p, size_t *cap, size_t *used, size_t budget,
+		      const uint8_t *src, size_t n)
 {
-	if (k->dcap < want) {
+	if (*cap < n) {
 		uint8_t *nb = NULL;
 
-		if (da->decoded_bytes - k->dcap + want <= DA_DECODED_BYTES)
-			nb = realloc(k->decoded, want);
+		if (*used - *cap + n <= budget)
+			nb = realloc(*p, n);
 		if (!nb)
-			return;
-		da->decoded_bytes += want - k->dcap;
-		k->decoded = nb;
-		k->dcap = want;
+			return false;
+		*used += n - *cap;
+		*p = nb;
+		*cap = n;
 	}
-	memcpy(k->decoded, da->cbuf, want);
-	k->has_decoded = true;
+	memcpy(*p, src, n);
+	return true;
 }
 
 /* Keep a copy of the frame in da->buf, just decoded to e's length (with
  * no memory or room for it, the next audit decodes it again), and of
- * what it decoded to (da->cbuf). */
+ * what it decoded to (da->cbuf: for reads, within its own budget). */
 static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
 			 const struct ref_extent *e)
 {
@@ -249,21 +251,14 @@ static void keep_checked(const struct ref_fs *fs, struct delalloc *da,
 	k = checked_slot(da, e->startblk);
 	k->bytes = 0;
 	k->has_decoded = false;
-	if (k->cap < bytes) {
-		uint8_t *nb = NULL;
-
-		if (da->checked_bytes - k->cap + bytes <= DA_CHECKED_BYTES)
-			nb = realloc(k->frame, bytes);
-		if (!nb)
-			return;
-		da->checked_bytes += bytes - k->cap;
-		k->frame = nb;
-		k->cap = bytes;
-	}
-	memcpy(k->frame, da->buf, bytes);
+	if (!keep_copy(&k->frame, &k->cap, &da->checked_bytes,
+		       DA_CHECKED_BYTES, da->buf, bytes))
+		return;
 	k->want = e->len << fs->bshift;
 	k->bytes = bytes;
-	keep_decoded(da, k, (size_t)k->want);
+	k->has_decoded = keep_copy(&k->decoded, &k->dcap, &da->decoded_bytes,
+				   DA_DECODED_BYTES, da->cbuf,
+				   (size_t)k->want);
 }
 
 uint64_t compr_decodes(const struct ref_fs *fs)
