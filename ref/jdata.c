@@ -124,12 +124,17 @@ int fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
 	return 0;
 }
 
+bool fdata_view_runs(const struct ref_fs *fs, const struct ref_inode *ip)
+{
+	return fs->nraw == 0 || inode_is_rt(ip);
+}
+
 const uint8_t *fdata_view(struct ref_fs *fs, const struct ref_inode *ip,
 			  uint64_t devoff, uint64_t len)
 {
 	const uint8_t *raw;
 
-	if (fs->nraw == 0 || inode_is_rt(ip))
+	if (fdata_view_runs(fs, ip))
 		return hw_view(file_dev(fs, ip), devoff, (size_t)len);
 	if ((devoff & (fs->bs - 1)) + len > fs->bs)
 		return NULL; /* more than one block: read it */

@@ -771,7 +771,8 @@ static int64_t view_run(struct ref_fs *fs, struct ref_inode *ip,
 		if (err)
 			return err;
 	}
-	if (ext_compressed(e))
+	/* a written run the device cannot show whole: no search for it */
+	if (ext_compressed(e) || (e->state == 0 && !fdata_view_runs(fs, ip)))
 		return 0;
 	stop = e->fileoff + e->len < upto ? e->fileoff + e->len : upto;
 	stop = next_page(fs->pc, m, fb + 1, stop);

@@ -379,6 +379,9 @@ int  fdata_zero(struct ref_fs *fs, const struct ref_inode *ip,
 		uint64_t devoff, uint64_t len);
 int  fdata_read(struct ref_fs *fs, const struct ref_inode *ip,
 		uint64_t devoff, void *buf, uint64_t len);
+/* Whether fdata_view may show more than a block at once: no journaled
+ * file data of ip's device in the way. */
+bool fdata_view_runs(const struct ref_fs *fs, const struct ref_inode *ip);
 /* fdata_read's bytes of one block where they are (hw_view), valid until
  * the next write; NULL: read them instead */
 const uint8_t *fdata_view(struct ref_fs *fs, const struct ref_inode *ip,
