@@ -22,7 +22,8 @@ unsigned geom_presets(enum geom_kind kind)
 	return kind == GEOM_CRASH ? 2 * GEOM_PRESETS : GEOM_PRESETS;
 }
 
-void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
+static void make_preset(enum geom_kind kind, unsigned preset,
+			struct geom_preset *p)
 {
 	unsigned i = preset % GEOM_PRESETS;
 	int pmem = kind == GEOM_CRASH && preset % geom_presets(kind) >= GEOM_PRESETS;
@@ -127,6 +128,40 @@ void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 	else
 		snprintf(p->targets, sizeof(p->targets), "engine:%s,naive:%s,model",
 			 p->dev, p->dev);
+}
+
+/*
+ * geom_preset's answer, made once a process for each preset: every input
+ * asks for its preset, and the dozen snprintf calls of making one were a
+ * hundredth of a quick input.  A preset depends on kind, preset and the
+ * process alone (the pmem file names the pid): rig_init_all makes every
+ * one before AFL++'s fork server starts, so a child names the file its
+ * rig's device is.
+ */
+void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
+{
+	static struct geom_preset *memo[2];
+	static bool *made[2];
+	unsigned k = kind == GEOM_CRASH, n = geom_presets(kind);
+
+	if (!memo[k]) {
+		memo[k] = calloc(n, sizeof(*memo[k]));
+		made[k] = calloc(n, sizeof(*made[k]));
+		if (!memo[k] || !made[k]) {
+			free(memo[k]);
+			free(made[k]);
+			memo[k] = NULL;
+			made[k] = NULL;
+			make_preset(kind, preset, p);
+			return;
+		}
+	}
+	preset %= n;
+	if (!made[k][preset]) {
+		make_preset(kind, preset, &memo[k][preset]);
+		made[k][preset] = true;
+	}
+	*p = memo[k][preset];
 }
 
 void geom_from_header(enum geom_kind kind, const uint8_t *h,

@@ -125,6 +125,7 @@ struct fuzz_geom {
 
 /* Presets of a kind: GEOM_PRESETS, twice that for GEOM_CRASH. */
 unsigned geom_presets(enum geom_kind kind);
+/* Preset number preset of kind (made at the first call, copied after). */
 void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p);
 void geom_from_header(enum geom_kind kind, const uint8_t *hdr,
 		      struct fuzz_geom *g);

@@ -337,9 +337,13 @@ void target_list_close(struct target **t, int n)
 
 void target_set_names(struct target *t, const struct op_seq *seq)
 {
-	for (unsigned i = 0; i < OP_MAX_FILES; i++)
-		snprintf(t->names[i], sizeof(t->names[i]), "%s",
-			 op_file_name(seq, i));
+	for (unsigned i = 0; i < OP_MAX_FILES; i++) {
+		const char *name = op_file_name(seq, i);
+
+		/* the same names every round, as a rule: no copy then */
+		if (strcmp(t->names[i], name))
+			snprintf(t->names[i], sizeof(t->names[i]), "%s", name);
+	}
 }
 
 int64_t target_apply(struct target *t, const struct op *op, uint64_t opno,
