@@ -37,6 +37,7 @@
  * op is kept as this binary input (corpus/crash/); one at a cut op
  * replays from its text op log as is.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,17 +125,51 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/*
+ * Past its last `crash` and `cut` op an input cuts no more: its crash
+ * layer settles (hw.h: hw_crash_settle), and the writes from there to
+ * the end go straight to the device, no longer each read back and kept
+ * for a cut that cannot come.  A `cut` armed and not yet reached keeps
+ * the layer recording (-EBUSY) until the checker has cut.  rig_put
+ * unsettles it for the next input.  True once settled.
+ */
+static bool settle(struct rig *r)
+{
+	struct hw_dev *dev = rig_device_begin(r);
+	int rc = hw_crash_settle(dev, true);
+
+	rig_device_end(r);
+	if (rc && rc != -EBUSY)
+		fuzz_die("crash: hw_crash_settle failed: %d", rc);
+	return rc == 0;
+}
+
+/* The index after seq's last op that may cut, 0 for none. */
+static size_t cuts_end(const struct op_seq *seq)
+{
+	size_t end = 0;
+
+	for (size_t i = 0; i < seq->n; i++)
+		if (seq->ops[i].kind == OP_CRASH || seq->ops[i].kind == OP_CUT)
+			end = i + 1;
+	return end;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct op_seq *seq;
 	struct fuzz_input in;
 	struct fuzz_geom g;
 	struct rig *r = rig_input(GEOM_CRASH, data, size, &g, &seq);
+	size_t quiet_from = cuts_end(seq);
+	bool settled = false;
 	unsigned ncut = 0;
 	int ret = 0;
 
 	fuzz_split(data, size, &in); /* for the cut choices */
 	for (size_t i = 0; i < seq->n && !ret; i++) {
+		if (!settled && i >= quiet_from)
+			settled = settle(r);
 		if (seq->ops[i].kind == OP_CRASH) {
 			struct hw_dev *dev = rig_device_begin(r);
 			struct cut_choice cc;
@@ -150,6 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		ret = check_op(r->c, &seq->ops[i]);
 	}
+	if (!ret && !settled)
+		settled = settle(r);
 	if (!ret)
 		ret = check_finish(r->c);
 	if (ret)

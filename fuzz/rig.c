@@ -322,9 +322,12 @@ static void rig_devices(struct rig *r, int (*fn)(struct devtrack *))
 	for (int i = 0; i < r->n; i++) {
 		if (!r->dt[i])
 			continue;
-		/* a cut armed and not reached: off, the power back on */
-		ret = 0;
-		if (r->cut[i] && hw_crash_set_plan(r->cut[i], NULL) == -EBUSY)
+		/* recording again (the crash target settles the layer after
+		 * an input's last cut); a cut armed and not reached: off,
+		 * the power back on */
+		ret = r->cut[i] ? hw_crash_settle(r->cut[i], false) : 0;
+		if (!ret && r->cut[i] &&
+		    hw_crash_set_plan(r->cut[i], NULL) == -EBUSY)
 			ret = hw_crash_cut(r->cut[i], &keep_all);
 		if (!ret && r->rtdt[i])
 			ret = fn(r->rtdt[i]);

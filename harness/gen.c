@@ -209,6 +209,11 @@ void gen_new_round(struct gen *g)
 	gen_reset_sizes(g);
 }
 
+bool gen_round_makes(const struct gen *g, enum op_kind k)
+{
+	return !(g->cfg.exclude & (1ull << k)) && g->round.weight[k];
+}
+
 void gen_round_describe(const struct gen *g, char *buf, size_t len)
 {
 	const struct gen_round *rd = &g->round;

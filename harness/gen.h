@@ -116,6 +116,8 @@ void gen_reset_sizes(struct gen *g);
 /* The next round: sizes forgotten, and with swarm a new draw (g->round).
  * gen_init starts round 1 itself. */
 void gen_new_round(struct gen *g);
+/* Whether this round may generate ops of kind k. */
+bool gen_round_makes(const struct gen *g, enum op_kind k);
 /* One line: what the round drew ("swarm round 3: kinds off: ...; ..."). */
 void gen_round_describe(const struct gen *g, char *buf, size_t len);
 

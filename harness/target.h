@@ -30,6 +30,7 @@
 #ifndef FSORACLE_HARNESS_TARGET_H
 #define FSORACLE_HARNESS_TARGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -307,6 +308,14 @@ struct hw_dev *engine_target_dev(struct target *t);
  */
 int engine_target_format(struct target *t);
 void engine_target_formatted(struct target *t);
+/*
+ * The caller's word that no `cut` op comes (settled, until it says
+ * otherwise): the engine's crash layer settles (hw.h: hw_crash_settle)
+ * and its writes go straight to the device, unrecorded; a `crash` op
+ * still cuts, keeping every write.  Not with a cut armed (-EBUSY).  0
+ * for a target that is no engine or takes no cuts.
+ */
+int engine_target_settle(struct target *t, bool settled);
 
 /*
  * Parse and open a target list.  On success *n targets are in out[].

@@ -848,6 +848,16 @@ int engine_target_pin(const struct target *t)
 				       -1;
 }
 
+int engine_target_settle(struct target *t, bool settled)
+{
+	struct engine *e;
+
+	if (t->ops != &engine_ops)
+		return 0;
+	e = to_engine(t);
+	return e->cuts ? hw_crash_settle(e->dev, settled) : 0;
+}
+
 /*
  * Can spec take a crash layer (see the top)?  Not null: or zoned:null,
  * whose data is gone anyway, nor zbd:, real zoned hardware, whose write

@@ -89,6 +89,12 @@
  * issue order (PREFIX and MASK count them so, RANDOM's coins are keyed
  * by the distance from the group's oldest pending write) and rebuilds
  * every device of the group.  A device alone is a group of one.
+ *
+ * Settled (hw_crash_settle): a caller that knows no cut will come, or
+ * only one keeping every write (the rest of a fuzz input after its last
+ * cut, a soak round whose ops hold none), says so; the group's pending
+ * records are forgotten, and from then on its I/O goes straight through,
+ * unrecorded and unnumbered, until the caller unsettles it.
  */
 #include "hw/hw_internal.h"
 
@@ -134,6 +140,8 @@ struct crash_group {
 	bool power_off;        /* the plan's failure happened              */
 	uint64_t lost;         /* I/Os since (none reached the media)      */
 	uint64_t key_base;     /* the oldest pending write's seq, at a cut */
+	bool settled;          /* hw_crash_settle: no cut but keep-all will
+				  come, nothing is recorded                */
 };
 
 struct crash_dev {
@@ -377,12 +385,20 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 {
 	uint64_t plain = off >= cd->seq_start ? 0
 		       : cd->seq_start - off < len ? cd->seq_start - off : len;
-	uint64_t seq = cd->g->next_seq++;
-	enum point pt = write_begin(cd, &flags);
-	bool fua = flags & HW_FUA;
+	uint64_t seq;
+	enum point pt;
+	bool fua;
 	uint8_t *old = NULL, arena = 0;
 	int rc;
 
+	if (cd->g->settled) /* straight through: no cut will undo it */
+		return kind == IO_WRITE ? hw_write(lower(cd), off, buf,
+						   (size_t)len, flags)
+		     : kind == IO_ZERO  ? hw_zero_out(lower(cd), off, len, flags)
+		     : hw_discard(lower(cd), off, len);
+	seq = cd->g->next_seq++;
+	pt = write_begin(cd, &flags);
+	fua = flags & HW_FUA;
 	if (plain) {
 		old = rec_bytes(cd, plain, &arena, REC_OLD_ARENA);
 		if (!old)
@@ -440,6 +456,8 @@ static int crash_flush(struct hw_dev *dev)
 	struct crash_dev *cd = to_crash(dev);
 	int rc;
 
+	if (cd->g->settled)
+		return hw_flush(lower(cd));
 	if (point_void(cd))
 		return 0;
 	rc = hw_flush(lower(cd));
@@ -496,6 +514,8 @@ static int crash_persist(struct hw_dev *dev, uint64_t off, uint64_t len)
 	size_t ncap = n ? 3 * n : 1;
 	int rc;
 
+	if (cd->g->settled)
+		return hw_persist(lower(cd), off, len);
 	if (ncap < cd->cap)
 		ncap = cd->cap;
 	/* A record splits into three at most: room for all of them first,
@@ -570,10 +590,16 @@ static int crash_zone_append(struct hw_dev *dev, uint64_t zone,
 			     uint64_t *written_off)
 {
 	struct crash_dev *cd = to_crash(dev);
-	uint64_t seq = cd->g->next_seq++;
-	enum point pt = write_begin(cd, &flags);
-	int rc = hw_zone_append(lower(cd), zone, buf, len, flags, written_off);
+	uint64_t seq;
+	enum point pt;
+	int rc;
 
+	if (cd->g->settled)
+		return hw_zone_append(lower(cd), zone, buf, len, flags,
+				      written_off);
+	seq = cd->g->next_seq++;
+	pt = write_begin(cd, &flags);
+	rc = hw_zone_append(lower(cd), zone, buf, len, flags, written_off);
 	if (!rc)
 		rc = record(cd, *written_off, len, NULL, 0, false,
 			    flags & HW_FUA, seq);
@@ -633,6 +659,8 @@ static int crash_zone_mgmt(struct hw_dev *dev, enum hw_zone_op op,
 	size_t k = 0;
 	int rc = 0;
 
+	if (cd->g->settled)
+		return hw_zone_mgmt(lower(cd), op, zone);
 	if (cd->g->power_off && (op == HW_ZONE_RESET || op == HW_ZONE_FINISH))
 		rc = lost_zone_op(cd, op, zone);
 	if (!rc)
@@ -996,6 +1024,10 @@ int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
 	g = cd->g;
 	if (!cut)
 		cut = &drop_all;
+	/* settled: what was written since is not recorded, so only a cut
+	 * that keeps it all can say what the device holds */
+	if (g->settled && cut->kind != HW_CUT_KEEP_ALL)
+		return -EBUSY;
 	rc = cut_check(g, cut, group_pending(g));
 	if (rc)
 		return rc;
@@ -1066,6 +1098,7 @@ int hw_crash_info(struct hw_dev *dev, struct hw_crash_info *out)
 	out->power_off = cd->g->power_off;
 	out->lost = cd->g->lost;
 	out->devices = (uint32_t)cd->g->n;
+	out->settled = cd->g->settled;
 	for (size_t i = 0; i < cd->nrec; i++)
 		out->held_bytes += (cd->rec[i].old ? cd->rec[i].len : 0) +
 				   (cd->rec[i].data ? cd->rec[i].len : 0);
@@ -1096,12 +1129,31 @@ int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan)
 		if (g->dev[m]->seq_start != UINT64_MAX &&
 		    !hw_zoned_emulated(lower(g->dev[m])))
 			return -EOPNOTSUPP;
-	if (g->power_off)
-		return -EBUSY;   /* cut first */
+	if (g->power_off || (plan && g->settled))
+		return -EBUSY;   /* cut first; no plan while settled */
 	memset(&g->plan, 0, sizeof(g->plan));
 	if (plan)
 		g->plan = *plan;
 	g->plan_points = 0;
+	return 0;
+}
+
+int hw_crash_settle(struct hw_dev *dev, bool settled)
+{
+	struct crash_dev *cd = find(dev);
+	struct crash_group *g;
+
+	if (!cd)
+		return -EINVAL;
+	g = cd->g;
+	if (settled && (g->power_off || g->plan.fail_at || g->plan.lie_count))
+		return -EBUSY;
+	/* settling: every pending write of the domain stays as it is, as
+	 * the only cut still allowed (keep all) would leave it */
+	if (settled)
+		for (size_t m = 0; m < g->n; m++)
+			forget_all(g->dev[m]);
+	g->settled = settled;
 	return 0;
 }
 
@@ -1157,7 +1209,7 @@ int hw_crash_join(struct hw_dev *a, struct hw_dev *b)
 	gb = cb->g;
 	if (ga == gb)
 		return 0;
-	if (!quiet(ga) || !quiet(gb))
+	if (!quiet(ga) || !quiet(gb) || ga->settled || gb->settled)
 		return -EBUSY;
 	p = realloc(ga->dev, (ga->n + gb->n) * sizeof(*p));
 	if (!p)

@@ -311,6 +311,7 @@ struct hw_crash_info {
 	bool power_off;          /* the plan's power failure has happened    */
 	uint64_t lost;           /* I/Os issued since then (none reach media) */
 	uint32_t devices;        /* in the power domain (hw_crash_join), >= 1 */
+	bool settled;            /* under hw_crash_settle()                   */
 	uint64_t held_bytes;     /* bytes the records keep: what each write
 				    still recorded replaced, and what a cut
 				    has read back of what it wrote (until
@@ -362,6 +363,20 @@ int hw_crash_set_plan(struct hw_dev *dev, const struct hw_crash_plan *plan);
 int hw_crash_join(struct hw_dev *a, struct hw_dev *b);
 /* Pending writes (>= 0), or -EINVAL without a crash layer. */
 int64_t hw_crash_pending(struct hw_dev *dev);
+/*
+ * settled: the caller will cut dev's power domain no more, or only
+ * keeping every write (HW_CUT_KEEP_ALL), until it says otherwise.  Every
+ * pending write is then as durable as a keep-all cut would leave it (no
+ * record is left) and from then on the layer records nothing and counts
+ * no point: writes, flushes, persists and zone commands go straight to
+ * the device below, which is most of the layer's cost spared (the bytes
+ * each write replaced, read and kept).  A cut that could drop a write,
+ * or a plan, is -EBUSY while settled; settling with a plan set or the
+ * power off is -EBUSY.  !settled records again from the next write on.
+ * Joined domains (hw_crash_join) must not be settled.  -EINVAL without a
+ * crash layer.
+ */
+int hw_crash_settle(struct hw_dev *dev, bool settled);
 /*
  * With no write pending, give back the memory the layer keeps for the
  * bytes of its records (the next write takes it again); -EBUSY with

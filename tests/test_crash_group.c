@@ -198,6 +198,97 @@ TEST(crash_group_join_needs_quiet_devices_and_a_close_leaves_it)
 	hw_close(m);
 }
 
+/* ---- settled domains ------------------------------------------------ */
+
+/*
+ * Settled through one device, the whole domain forgets its pending
+ * writes (as a keep-all cut would keep them) and records nothing more:
+ * no pending write, no point, no bytes held; only a keep-all cut is
+ * taken, and unsettled it records and drops again.
+ *
+ *   a   A1 (pending)  settle  A2  flush        unsettle  A3  cut: drop all
+ *   b   B1 (pending)          B2                          B3
+ *   after: A1 A2 B1 B2 stay, A3 and B3 are gone
+ */
+TEST(crash_settled_domain_records_nothing_and_takes_only_keep_all)
+{
+	static const struct hw_cut keep_all = { .kind = HW_CUT_KEEP_ALL };
+	static const struct hw_cut drop_all = { .kind = HW_CUT_DROP_ALL };
+	struct hw_crash_plan p = { .fail_at = 3 };
+	struct hw_crash_info ci;
+	struct hw_dev *a, *b, *c;
+
+	open_pair(&a, &b);
+	CHECK_OK(put(a, 0, 0xa1, 0));
+	CHECK_OK(put(b, 0, 0xb1, 0));
+	CHECK_EQ(hw_crash_pending(b), 1);
+	CHECK_OK(hw_crash_settle(a, true));
+	CHECK_EQ(hw_crash_pending(a), 0);
+	CHECK_EQ(hw_crash_pending(b), 0);
+	CHECK_OK(hw_crash_info(b, &ci));
+	CHECK(ci.settled);
+	CHECK_OK(put(a, 1, 0xa2, 0));
+	CHECK_OK(put(b, 1, 0xb2, HW_FUA));
+	CHECK_OK(hw_zero_out(a, 4096, 512, 0));
+	CHECK_OK(hw_flush(a));
+	CHECK_OK(hw_crash_info(a, &ci));
+	CHECK_EQ(ci.pending, 0);
+	CHECK_EQ(ci.held_bytes, 0);
+	CHECK_EQ(ci.durable_points, 0);
+	CHECK_EQ(hw_crash_cut(a, NULL), -EBUSY);
+	CHECK_EQ(hw_crash_cut(b, &drop_all), -EBUSY);
+	CHECK_EQ(hw_crash_set_plan(a, &p), -EBUSY);
+	CHECK_OK(hw_crash_set_plan(a, NULL));
+	CHECK_OK(hw_crash_cut(b, &keep_all));
+	CHECK_EQ(at(a, 0), 0xa1);
+	CHECK_EQ(at(a, 1), 0xa2);
+	CHECK_EQ(at(b, 0), 0xb1);
+	CHECK_EQ(at(b, 1), 0xb2);
+	/* a settled domain joins nothing */
+	OPEN("crash:mem:64k", c);
+	CHECK_EQ(hw_crash_join(a, c), -EBUSY);
+	hw_close(c);
+
+	CHECK_OK(hw_crash_settle(b, false));
+	CHECK_OK(hw_crash_info(a, &ci));
+	CHECK(!ci.settled);
+	CHECK_OK(put(a, 2, 0xa3, 0));
+	CHECK_OK(put(b, 2, 0xb3, 0));
+	CHECK_EQ(hw_crash_pending(a), 1);
+	CHECK_OK(hw_crash_cut(a, NULL));
+	CHECK_EQ(at(a, 2), 0);
+	CHECK_EQ(at(b, 2), 0);
+	CHECK_EQ(at(a, 1), 0xa2);
+	CHECK_EQ(at(b, 1), 0xb2);
+	hw_close(a);
+	hw_close(b);
+}
+
+/* A plan set, or the power off under it: no settling until it is cut. */
+TEST(crash_settle_waits_for_a_plan_to_end)
+{
+	struct hw_crash_plan p = { .fail_at = 1 };
+	struct hw_dev *d;
+
+	OPEN("crash:mem:64k", d);
+	CHECK_EQ(hw_crash_settle(d, true), 0);
+	CHECK_OK(hw_crash_settle(d, false));
+	CHECK_OK(hw_crash_set_plan(d, &p));
+	CHECK_EQ(hw_crash_settle(d, true), -EBUSY);
+	CHECK_OK(put(d, 0, 1, 0));
+	CHECK_OK(hw_flush(d));                     /* the power fails */
+	CHECK_EQ(hw_crash_settle(d, true), -EBUSY);
+	CHECK_OK(put(d, 1, 2, 0));                 /* lost */
+	CHECK_OK(hw_crash_cut(d, NULL));
+	CHECK_OK(hw_crash_settle(d, true));
+	CHECK_EQ(at(d, 0), 1);
+	CHECK_EQ(at(d, 1), 0);
+	hw_close(d);
+	OPEN("mem:64k", d);
+	CHECK_EQ(hw_crash_settle(d, true), -EINVAL);
+	hw_close(d);
+}
+
 /* ---- plans on the zone model ----------------------------------------- */
 
 #define ZSPEC "crash:zoned:mem,size=128k,zone=16k,cap=12k,conv=1,append_max=4k"
@@ -279,6 +370,35 @@ TEST(crash_plan_on_zones_brings_back_a_full_zone)
 	CHECK_EQ(zone_at(d, 4).cond, HW_ZC_FULL);
 	CHECK_EQ(zone_at(d, 4).wp, 4 * 16 * KiB + 12 * KiB);
 	CHECK_EQ(at(d, 4 * 32 + 23), 0x62);
+	hw_close(d);
+}
+
+/*
+ * Settled over the zone model: appends and zone commands go straight
+ * down, and a keep-all cut still power-cycles the zones (open ones
+ * close) and keeps every byte.
+ */
+TEST(crash_settled_zones_take_appends_and_a_keep_all_cut)
+{
+	static const struct hw_cut keep_all = { .kind = HW_CUT_KEEP_ALL };
+	const uint64_t z = 16 * KiB;
+	struct hw_dev *d;
+
+	OPEN(ZSPEC, d);
+	CHECK_OK(append(d, 1, 2, 0x11, 0));
+	CHECK_OK(hw_crash_settle(d, true));
+	CHECK_OK(append(d, 1, 2, 0x22, 0));
+	CHECK_OK(append(d, 2, 8, 0x33, HW_FUA));
+	CHECK_OK(hw_zone_mgmt(d, HW_ZONE_FINISH, 2));
+	CHECK_EQ(hw_crash_pending(d), 0);
+	CHECK_EQ(zone_at(d, 1).cond, HW_ZC_IMP_OPEN);
+	CHECK_OK(hw_crash_cut(d, &keep_all));
+	CHECK_EQ(zone_at(d, 1).cond, HW_ZC_CLOSED);
+	CHECK_EQ(zone_at(d, 1).wp, z + 2048);
+	CHECK_EQ(at(d, 32), 0x11);
+	CHECK_EQ(at(d, 34), 0x22);
+	CHECK_EQ(zone_at(d, 2).cond, HW_ZC_FULL);
+	CHECK_EQ(at(d, 64), 0x33);
 	hw_close(d);
 }
 

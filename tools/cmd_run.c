@@ -181,13 +181,34 @@ static int export_fsx(const struct op_seq *ops, const char *path,
 	return 0;
 }
 
-/* The round g drew, on the targets: its options, its note for the log. */
-static int start_round(struct checker *c, const struct gen *g)
+/* run's own arguments; --max-op and --weights go into gcfg. */
+struct run_args {
+	struct gen_cfg *gcfg;
+	const char *log, *xfsx;
+	uint64_t seed, max_ops, round;
+	double minutes;
+	int have_seed, quiet, no_swarm;
+	char mkfs[OP_HDR_STR];  /* --mkfs with the inode table sized */
+	struct target **t;      /* the targets, for start_round */
+	int nt;
+};
+
+/*
+ * The round g drew, on the targets: its options, its note for the log.
+ * A round whose mix holds no `cut` settles the engines' crash layers
+ * (engine_target_settle): its writes go straight to the devices, as no
+ * cut will ask what each replaced.
+ */
+static int start_round(struct checker *c, const struct gen *g,
+		       const struct run_args *a)
 {
 	char note[1024];
 	int used = 0, ret;
+	bool settled = !gen_round_makes(g, OP_CUT);
 
 	ret = check_new_round(c, g->round.mkfs, g->round.mount, &used);
+	for (int i = 0; i < a->nt && !ret; i++)
+		ret = engine_target_settle(a->t[i], settled);
 	gen_round_describe(g, note, sizeof(note));
 	if (!used && (g->round.mkfs[0] || g->round.mount[0])) {
 		size_t n = strlen(note);
@@ -198,16 +219,6 @@ static int start_round(struct checker *c, const struct gen *g)
 	check_set_note(c, note);
 	return ret;
 }
-
-/* run's own arguments; --max-op and --weights go into gcfg. */
-struct run_args {
-	struct gen_cfg *gcfg;
-	const char *log, *xfsx;
-	uint64_t seed, max_ops, round;
-	double minutes;
-	int have_seed, quiet, no_swarm;
-	char mkfs[OP_HDR_STR];  /* --mkfs with the inode table sized */
-};
 
 /*
  * Without inodes= in --mkfs, the engines' inode table is sized to the
@@ -392,7 +403,7 @@ static int soak(struct checker *c, struct gen *g, const struct run_args *a,
 					break;
 				}
 			}
-			ret = start_round(c, g);
+			ret = start_round(c, g, a);
 			if (ret) {
 				errmsg("resetting the targets failed: %s",
 				       strerror(-ret));
@@ -602,7 +613,9 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	ret = start_round(c, &g);
+	a.t = t;
+	a.nt = n;
+	ret = start_round(c, &g, &a);
 	if (ret) {
 		errmsg("resetting the targets failed: %s", strerror(-ret));
 		rc = EXIT_IO;
