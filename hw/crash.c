@@ -142,6 +142,8 @@ struct crash_group {
 	uint64_t key_base;     /* the oldest pending write's seq, at a cut */
 	bool settled;          /* hw_crash_settle: no cut but keep-all will
 				  come, nothing is recorded                */
+	bool cut_unfinished;   /* a cut failed part way: the devices hold
+				  neither the image before it nor after   */
 };
 
 struct crash_dev {
@@ -997,13 +999,31 @@ static struct crash_dev *find(struct hw_dev *dev)
 	return (struct crash_dev *)hw_layer_find(dev, &crash_ops);
 }
 
-/* Put one device of the group back as the decided cut leaves it. */
-static int cut_dev(struct crash_dev *cd, const struct hw_cut *cut)
+/*
+ * Whether the decided cut keeps every record of the group as it is: no
+ * write dropped, torn or lost, and no cut left the devices half undone.
+ * The devices then hold the crash image already, and undoing every
+ * record to redo every one would write back the very bytes there.
+ */
+static bool keeps_everything(const struct crash_group *g)
+{
+	if (g->cut_unfinished)
+		return false;
+	for (size_t m = 0; m < g->n; m++)
+		for (size_t i = 0; i < g->dev[m]->nrec; i++)
+			if (g->dev[m]->rec[i].fate != KEEP)
+				return false;
+	return true;
+}
+
+/* Put one device of the group back as the decided cut leaves it (as it
+ * is, when the cut keeps everything). */
+static int cut_dev(struct crash_dev *cd, const struct hw_cut *cut, bool as_is)
 {
 	/* Zones first: a device that cannot rewind fails before any change. */
-	int rc = cut_zones(cd, cut);
+	int rc = as_is ? 0 : cut_zones(cd, cut);
 
-	if (!rc)
+	if (!rc && !as_is)
 		rc = cut_plain(cd, cut);
 	if (!rc)
 		rc = hw_flush(lower(cd));
@@ -1017,6 +1037,7 @@ int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
 	static const struct hw_cut drop_all;
 	struct crash_dev *cd = find(dev);
 	struct crash_group *g;
+	bool as_is;
 	int rc;
 
 	if (!cd)
@@ -1040,10 +1061,15 @@ int hw_crash_cut(struct hw_dev *dev, const struct hw_cut *cut)
 				g->key_base = r->seq;
 		}
 	rc = decide(g, cut);
-	for (size_t m = 0; m < g->n && !rc; m++)
-		rc = cut_dev(g->dev[m], cut);
 	if (rc)
 		return rc;
+	as_is = keeps_everything(g);
+	g->cut_unfinished = !as_is;
+	for (size_t m = 0; m < g->n && !rc; m++)
+		rc = cut_dev(g->dev[m], cut, as_is);
+	if (rc)
+		return rc;
+	g->cut_unfinished = false;
 	for (size_t m = 0; m < g->n; m++) {
 		forget_all(g->dev[m]);
 		g->dev[m]->cuts++;

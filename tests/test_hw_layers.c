@@ -642,25 +642,79 @@ TEST(crash_cut_retried_after_a_failed_one_keeps_what_the_first_dropped)
 
 /*
  * A cut whose read of a record's written bytes fails leaves that
- * record as it was, and the next cut reads them again: the third read
+ * record as it was, and the next cut reads them again: the fourth read
  * below the crash layer (the first two are the bytes the two writes
- * replaced) is the cut's read of the newer write.
+ * replaced, the third the newer write's, undone) is the cut's read of
+ * the older write.  The next cut keeps every write, yet must redo them:
+ * the device holds the newer one undone (the failed cut is unfinished).
  */
 TEST(crash_cut_whose_read_back_fails_is_whole_when_tried_again)
 {
 	static uint8_t want[4096];
 	struct hw_dev *d;
 
-	OPEN("crash:faulty[read=3]:mem:64k", d);
+	OPEN("crash:faulty[read=4]:mem:64k", d);
 	fill_pat(tmp, 4096, 1);
 	CHECK_OK(hw_write(d, 0, tmp, 4096, 0));
 	fill_pat(tmp, 1024, 2);
 	CHECK_OK(hw_write(d, 1024, tmp, 1024, 0));
-	CHECK_EQ(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }),
-		 -EIO);
+	/* a cut that drops the second write undoes it, then fails to read
+	 * the first back: the device holds neither image */
+	CHECK_EQ(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_PREFIX,
+						   .n = 1 }), -EIO);
+	/* keeping all now redoes what the failed cut may have undone */
 	CHECK_OK(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }));
 	fill_pat(want, 4096, 1);
 	fill_pat(want + 1024, 1024, 2);
+	CHECK_OK(hw_read(d, 0, got, 4096));
+	CHECK_MEM(got, want, 4096);
+	hw_close(d);
+}
+
+/*
+ * A cut that keeps every pending write (keep all, or a prefix of all of
+ * them) finds the crash image on the device already: it reads and writes
+ * nothing there, only flushes.  One that drops a write undoes.
+ */
+TEST(crash_cut_keeping_every_write_leaves_the_device_as_it_is)
+{
+	static uint8_t want[IMG];
+	struct hw_dev *d, *low;
+	struct hw_counters before;
+
+	OPEN("crash:mem:64k", d);
+	low = hw_layer_lower(d);
+	fill_pat(tmp, 4096, 1);
+	CHECK_OK(hw_write(d, 0, tmp, 4096, 0));
+	CHECK_OK(hw_zero_out(d, 512, 512, 0));
+	fill_pat(tmp, 1024, 2);
+	CHECK_OK(hw_write(d, 2048, tmp, 1024, 0));
+	before = low->ctr;
+	CHECK_OK(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_KEEP_ALL }));
+	CHECK_EQ(low->ctr.reads, before.reads);
+	CHECK_EQ(low->ctr.writes, before.writes);
+	CHECK_EQ(low->ctr.zeroouts, before.zeroouts);
+	CHECK_EQ(low->ctr.flushes, before.flushes + 1);
+	CHECK_EQ(hw_crash_pending(d), 0);
+	fill_pat(want, 4096, 1);
+	memset(want + 512, 0, 512);
+	fill_pat(want + 2048, 1024, 2);
+	CHECK_OK(hw_read(d, 0, got, 4096));
+	CHECK_MEM(got, want, 4096);
+
+	fill_pat(tmp, 512, 3);
+	CHECK_OK(hw_write(d, 8192, tmp, 512, 0));
+	before = low->ctr;
+	CHECK_OK(hw_crash_cut(d, &(struct hw_cut){ .kind = HW_CUT_PREFIX,
+						   .n = 1 }));
+	CHECK_EQ(low->ctr.writes, before.writes);
+	CHECK_OK(hw_read(d, 8192, got, 512));
+	CHECK_MEM(got, tmp, 512);
+
+	CHECK_OK(hw_write(d, 0, tmp, 512, 0));
+	before = low->ctr;
+	CHECK_OK(hw_crash_cut(d, NULL));           /* drops it: undone */
+	CHECK(low->ctr.writes > before.writes);
 	CHECK_OK(hw_read(d, 0, got, 4096));
 	CHECK_MEM(got, want, 4096);
 	hw_close(d);
