@@ -20,6 +20,7 @@
 #include "ref/ref_internal.h"
 
 #include "base/park.h"
+#include "base/poison.h"
 
 #include <stdlib.h>
 
@@ -318,7 +319,11 @@ int buf_get_new(struct ref_fs *fs, uint64_t blkno, struct rbuf **out)
 /*
  * A buffer for file data block blkno, written through the journal: the
  * cached copy if there is one (the device may be behind it), else read
- * from the device (read) or zeroed (the caller overwrites all of it).
+ * from the device (read), or left for the caller, who writes every byte
+ * of it before anything reads it (!read: under MSan the bytes are
+ * uninitialised until then, so a read of what the buffer held before
+ * is caught; zeroing them first cost a memset of every block a
+ * journaled write or a replay logs, overwritten at once).
  */
 int buf_get_raw(struct ref_fs *fs, uint64_t blkno, bool read,
 		struct rbuf **out)
@@ -341,7 +346,7 @@ int buf_get_raw(struct ref_fs *fs, uint64_t blkno, bool read,
 		err = read ? hw_read(fs->dev, blkno << fs->bshift, b->data, fs->bs)
 			   : 0;
 		if (!read)
-			memset(b->data, 0, fs->bs);
+			mem_reuse(b->data, fs->bs);
 		if (err) {
 			hash_del(fs, b);
 			buf_release(fs, b);
