@@ -140,23 +140,12 @@ static void make_preset(enum geom_kind kind, unsigned preset,
  */
 void geom_preset(enum geom_kind kind, unsigned preset, struct geom_preset *p)
 {
-	static struct geom_preset *memo[2];
-	static bool *made[2];
-	unsigned k = kind == GEOM_CRASH, n = geom_presets(kind);
+	/* untouched pages of these cost nothing: one kind is used a process */
+	static struct geom_preset memo[2][2 * GEOM_PRESETS];
+	static bool made[2][2 * GEOM_PRESETS];
+	unsigned k = kind == GEOM_CRASH;
 
-	if (!memo[k]) {
-		memo[k] = calloc(n, sizeof(*memo[k]));
-		made[k] = calloc(n, sizeof(*made[k]));
-		if (!memo[k] || !made[k]) {
-			free(memo[k]);
-			free(made[k]);
-			memo[k] = NULL;
-			made[k] = NULL;
-			make_preset(kind, preset, p);
-			return;
-		}
-	}
-	preset %= n;
+	preset %= geom_presets(kind);
 	if (!made[k][preset]) {
 		make_preset(kind, preset, &memo[k][preset]);
 		made[k][preset] = true;

@@ -377,6 +377,15 @@ static void write_end(struct crash_dev *cd, enum point pt, bool fua)
 
 enum io_kind { IO_WRITE, IO_ZERO, IO_DISCARD };
 
+/* The I/O itself, on the device below. */
+static int pass_down(struct crash_dev *cd, enum io_kind kind, uint64_t off,
+		     const uint8_t *buf, uint64_t len, unsigned flags)
+{
+	return kind == IO_WRITE ? hw_write(lower(cd), off, buf, (size_t)len, flags)
+	     : kind == IO_ZERO  ? hw_zero_out(lower(cd), off, len, flags)
+	     : hw_discard(lower(cd), off, len);
+}
+
 /*
  * A write, zero-out or discard: read what it will replace outside the
  * sequential zones, do it, record it.  A discard changes nothing in a
@@ -394,10 +403,7 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 	int rc;
 
 	if (cd->g->settled) /* straight through: no cut will undo it */
-		return kind == IO_WRITE ? hw_write(lower(cd), off, buf,
-						   (size_t)len, flags)
-		     : kind == IO_ZERO  ? hw_zero_out(lower(cd), off, len, flags)
-		     : hw_discard(lower(cd), off, len);
+		return pass_down(cd, kind, off, buf, len, flags);
 	seq = cd->g->next_seq++;
 	pt = write_begin(cd, &flags);
 	fua = flags & HW_FUA;
@@ -409,9 +415,7 @@ static int crash_io(struct crash_dev *cd, enum io_kind kind, uint64_t off,
 		if (rc)
 			goto out_error;
 	}
-	rc = kind == IO_WRITE ? hw_write(lower(cd), off, buf, (size_t)len, flags)
-	   : kind == IO_ZERO  ? hw_zero_out(lower(cd), off, len, flags)
-	   : hw_discard(lower(cd), off, len);
+	rc = pass_down(cd, kind, off, buf, len, flags);
 	if (rc)
 		goto out_error;
 	if (plain) {
