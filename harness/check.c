@@ -1461,26 +1461,52 @@ int check_run(struct checker *c, const struct op_seq *seq)
 
 void check_skip_summary(const struct checker *c, char *buf, size_t len)
 {
+	check_skip_summary_of(&c->st, c->t, c->n, buf, len);
+}
+
+void check_skip_summary_of(const struct check_stats *st,
+			   struct target *const *t, int n, char *buf,
+			   size_t len)
+{
 	size_t used;
 
 	buf[0] = 0;
-	if (!c->st.skipped_total)
+	if (!st->skipped_total)
 		return;
 	used = (size_t)snprintf(buf, len, "skipped %llu of %llu ops:",
-				(unsigned long long)c->st.skipped_total,
-				(unsigned long long)c->st.ops);
+				(unsigned long long)st->skipped_total,
+				(unsigned long long)st->ops);
 	for (unsigned k = 1; k < OP_KIND_COUNT && used < len; k++) {
 		const char *who = "every target refused it";
 
-		if (!c->st.skipped[k])
+		if (!st->skipped[k])
 			continue;
-		for (int i = 0; i < c->n; i++)
-			if (c->t[i]->unsupported & (1ull << k)) {
-				who = c->t[i]->name;
+		for (int i = 0; i < n; i++)
+			if (t[i]->unsupported & (1ull << k)) {
+				who = t[i]->name;
 				break;
 			}
 		used += (size_t)snprintf(buf + used, len - used, " %s x%llu (%s)",
 					 op_kind_name(k),
-					 (unsigned long long)c->st.skipped[k], who);
+					 (unsigned long long)st->skipped[k], who);
 	}
+}
+
+void check_stats_add(struct check_stats *sum, const struct check_stats *st)
+{
+	sum->ops += st->ops;
+	sum->checked += st->checked;
+	for (unsigned k = 0; k < OP_KIND_COUNT; k++)
+		sum->skipped[k] += st->skipped[k];
+	sum->skipped_total += st->skipped_total;
+	sum->verifies += st->verifies;
+	sum->audits += st->audits;
+	sum->crashes += st->crashes;
+	sum->bytes_compared += st->bytes_compared;
+	sum->enospc += st->enospc;
+	sum->stalls += st->stalls;
+	sum->adopt_kept += st->adopt_kept;
+	sum->adopt_mended += st->adopt_mended;
+	sum->twins_apart += st->twins_apart;
+	sum->twins_apart_ops += st->twins_apart_ops;
 }

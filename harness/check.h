@@ -92,6 +92,13 @@ struct check_cfg {
 	int verify_each_op;      /* full verify after every op (fsx -X)        */
 	size_t chunk;            /* bytes per read/write piece (1 MiB)         */
 	const char *log_path;    /* on failure write the op log here           */
+	/*
+	 * Where to write it instead, asked when a failure is found (NULL:
+	 * log_path; a NULL answer: nowhere): `fsoracle run --jobs` names the
+	 * log of the first worker that fails log_path, a later one's beside it.
+	 */
+	const char *(*log_name)(void *arg);
+	void *log_name_arg;
 	FILE *out;               /* the failure report (stderr); NULL + quiet  */
 	int quiet;               /* no report (the minimizer's runs)           */
 	const char *targets;     /* the list, for the log header and hints     */
@@ -223,6 +230,12 @@ const struct op_seq *check_log(const struct checker *c);
 uint64_t check_unsupported(const struct checker *c);
 /* "skipped 5 of 90 ops: fcollapse x3 (engine:mem:64m), ..." or "". */
 void check_skip_summary(const struct checker *c, char *buf, size_t len);
+/* The same of stats st, gathered on targets t[0..n-1] (several runs'). */
+void check_skip_summary_of(const struct check_stats *st,
+			   struct target *const *t, int n, char *buf,
+			   size_t len);
+/* Add st's counts to sum's (the runs of `fsoracle run --jobs`). */
+void check_stats_add(struct check_stats *sum, const struct check_stats *st);
 /* Name of a status: "data mismatch", "size mismatch", ... */
 const char *check_status_name(int status);
 

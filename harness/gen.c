@@ -78,8 +78,7 @@ int gen_init(struct gen *g, const struct gen_cfg *cfg)
 	round_weights(g);
 	if (!g->total)
 		return -EINVAL;
-	rng_seed(&g->rng, g->cfg.seed);
-	gen_new_round(g);
+	gen_goto_round(g, 1);
 	return 0;
 }
 
@@ -193,11 +192,32 @@ static void swarm_draw(struct gen *g)
 		add_opt(rd->mount, sizeof(rd->mount), "compress=zstd");
 }
 
+/*
+ * The seed of round n's stream: the run's seed itself for the first (so a
+ * run of one round draws what it always drew), one drawn from it and n
+ * for the others.  A round's ops depend on the seed and its number only,
+ * never on the rounds before it: `fsoracle run --jobs` runs rounds side
+ * by side and each is the round a run of one job has.
+ */
+static uint64_t round_seed(uint64_t seed, unsigned n)
+{
+	uint64_t x = seed ^ ((uint64_t)n * 0xd1b54a32d192ed03ull);
+
+	return n == 1 ? seed : rng_splitmix64(&x);
+}
+
 void gen_new_round(struct gen *g)
+{
+	gen_goto_round(g, g->round.number + 1);
+}
+
+void gen_goto_round(struct gen *g, unsigned n)
 {
 	struct gen_round *rd = &g->round;
 
-	rd->number++;
+	rd->number = n ? n : 1;
+	rng_seed(&g->rng, round_seed(g->cfg.seed, rd->number));
+	g->cur = 0;
 	if (g->cfg.swarm) {
 		swarm_draw(g);
 	} else {

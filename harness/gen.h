@@ -116,6 +116,13 @@ void gen_reset_sizes(struct gen *g);
 /* The next round: sizes forgotten, and with swarm a new draw (g->round).
  * gen_init starts round 1 itself. */
 void gen_new_round(struct gen *g);
+/*
+ * Round n (1 for the first) as gen_new_round starts it: a round's ops and
+ * draw depend on cfg and n alone, whatever rounds ran before (its stream
+ * is seeded from the seed and n), so rounds can run in any order or side
+ * by side.
+ */
+void gen_goto_round(struct gen *g, unsigned n);
 /* Whether this round may generate ops of kind k. */
 bool gen_round_makes(const struct gen *g, enum op_kind k);
 /* One line: what the round drew ("swarm round 3: kinds off: ...; ..."). */

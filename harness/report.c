@@ -206,6 +206,7 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 	struct check_failure *f = &c->fail;
 	FILE *out = c->cfg.out;
 	char line[400], skip[512];
+	const char *path;
 	int nomem_now = errno == ENOMEM; /* before anything here sets it */
 	va_list ap;
 
@@ -267,24 +268,24 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 		if (skip[0])
 			fprintf(out, "  %s\n", skip);
 	}
-	if (c->cfg.log_path) {
-		int ret = check_write_log(c, c->cfg.log_path);
+	path = c->cfg.log_name ? c->cfg.log_name(c->cfg.log_name_arg) :
+				 c->cfg.log_path;
+	if (path) {
+		int ret = check_write_log(c, path);
 
 		if (!c->cfg.quiet && out) {
 			if (ret)
 				fprintf(out, "  could not write the op log to %s: "
-					"%s\n", c->cfg.log_path, strerror(-ret));
+					"%s\n", path, strerror(-ret));
 			else if (status == CHECK_NOMEM)
 				fprintf(out, "  op log (%zu ops) written to %s\n"
 					"  replay: fsoracle replay %s\n",
-					c->log.n, c->cfg.log_path,
-					c->cfg.log_path);
+					c->log.n, path, path);
 			else
 				fprintf(out, "  op log (%zu ops) written to %s\n"
 					"  replay: fsoracle replay %s\n"
 					"  shrink: fsoracle minimize %s\n",
-					c->log.n, c->cfg.log_path,
-					c->cfg.log_path, c->cfg.log_path);
+					c->log.n, path, path, path);
 		}
 	}
 	return status;

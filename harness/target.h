@@ -318,6 +318,16 @@ void engine_target_formatted(struct target *t);
 int engine_target_settle(struct target *t, bool settled);
 
 /*
+ * Whether what t holds is seen beyond this process: an engine on a
+ * persistent device (file:, pmem:, zbd:: hw.h's HW_CAP_PERSISTENT), a
+ * host target in a directory it was given rather than one it made.  Two
+ * processes opening the same such target work on the same bytes, so
+ * `fsoracle run --jobs`, whose workers each open the targets, takes none.
+ */
+bool engine_target_shared(const struct target *t);
+bool host_target_shared(const struct target *t);
+
+/*
  * Parse and open a target list.  On success *n targets are in out[].
  * On error nothing is left open, -errno is returned and err holds one line.
  */

@@ -858,6 +858,17 @@ int engine_target_settle(struct target *t, bool settled)
 	return e->cuts ? hw_crash_settle(e->dev, settled) : 0;
 }
 
+bool engine_target_shared(const struct target *t)
+{
+	const struct engine *e;
+
+	if (t->ops != &engine_ops)
+		return false;
+	e = (const struct engine *)t;
+	return (e->dev && (hw_caps(e->dev) & HW_CAP_PERSISTENT)) ||
+	       (e->rtdev && (hw_caps(e->rtdev) & HW_CAP_PERSISTENT));
+}
+
 /*
  * Can spec take a crash layer (see the top)?  Not null: or zoned:null,
  * whose data is gone anyway, nor zbd:, real zoned hardware, whose write

@@ -37,9 +37,16 @@ struct host {
 	int no_unshare;             /* kernel refuses FALLOC_FL_UNSHARE  */
 };
 
+static const struct target_ops host_ops;
+
 static struct host *to_host(struct target *t)
 {
 	return (struct host *)t;
+}
+
+bool host_target_shared(const struct target *t)
+{
+	return t->ops == &host_ops && !((const struct host *)t)->owned;
 }
 
 static int fd_of(struct host *h, unsigned i, int create)

@@ -417,8 +417,9 @@ if [ -z "${VALGRIND:-}" ]; then
 fi
 
 # --- swarm rounds: a failing round's log records its draw and replays as is
-expect_status 10 "swarm run finds a planted bug" -- run run --seed 4 --ops 20000 \
-	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm.ops"
+expect_status 10 "swarm run finds a planted bug" -- run run --seed 2 --ops 20000 \
+	--round 500 --jobs 1 -q --targets engine,planted:punch_short --log "$tmp/swarm.ops"
+expect_grep "$tmp/swarm.ops" '^# swarm round 7: kinds ' "the failing round is the seventh"
 expect_grep "$tmp/swarm.ops" '^# swarm round [0-9]+: kinds ' "the log says what the round drew"
 expect_grep "$tmp/swarm.ops" '^#! fsoracle .*mount=[a-z]' "the header has the round's mount options"
 expect_status 10 "the swarm log replays as is" -- run replay --log "$tmp/swarm.fail.ops" "$tmp/swarm.ops"
@@ -429,6 +430,31 @@ expect_grep "$tmp/swarm8.ops" '^#! fsoracle .*mkfs=([^ ]*,)?inodes=128[ ,]' "16 
 expect_status 10 "inodes= given is kept" -- run run --seed 4 --ops 20000 --mkfs inodes=40,bs=2k \
 	--round 500 -q --targets engine,planted:punch_short --log "$tmp/swarm40.ops"
 expect_grep "$tmp/swarm40.ops" '^#! fsoracle .*mkfs=inodes=40,bs=2k[ ,]' "... and not added to"
+# --- --jobs: rounds side by side in worker processes, each round the
+#     same as one job runs it (the counts agree), a failure's log named
+#     as --log says and replaying; what cannot be shared is refused
+expect_status 0 "two jobs" -- run run --seed 3 --ops 12000 --round 2000 \
+	--targets engine,model --jobs 2
+expect_grep "$tmp/err" '^  2 jobs: worker processes run the rounds side by side' "run says it has two jobs"
+expect_grep "$tmp/err" 'all agreed after 12000 ops .*; 2 jobs, [0-9]+ ops/s each\)$' "the summary counts both"
+sed -n 's/.*checked ops\/s (\([^;]*\);.*/\1/p' "$tmp/err" >"$tmp/jobs2"
+expect_status 0 "one job" -- run run --seed 3 --ops 12000 --round 2000 \
+	--targets engine,model --jobs 1
+sed -n 's/.*checked ops\/s (\([^)]*\)).*/\1/p' "$tmp/err" >"$tmp/jobs1"
+if [ -s "$tmp/jobs1" ] && cmp -s "$tmp/jobs1" "$tmp/jobs2"; then ok; else
+	bad "one job and two ran other rounds: '$(cat "$tmp/jobs1")' vs '$(cat "$tmp/jobs2")'"; fi
+expect_status 10 "two jobs find a planted bug" -- run run --seed 4 --ops 20000 \
+	--round 500 --jobs 2 -q --targets engine,planted:punch_short --log "$tmp/jobs.ops"
+expect_grep "$tmp/err" "op log \([0-9]+ ops\) written to $tmp/jobs(-[0-9]+)?\.ops" "a worker wrote the log"
+expect_status 10 "... which replays" -- run replay --log "$tmp/jobs.fail.ops" "$tmp/jobs.ops"
+expect_status 2 "--jobs 0" -- run run --seed 1 --ops 100 --jobs 0
+expect_grep "$tmp/err" "--jobs: bad count '0'" "--jobs 0 is refused"
+expect_status 2 "--jobs with --export-fsx" -- run run --seed 1 --ops 30000 --jobs 2 \
+	--export-fsx "$tmp/j.fsxops"
+expect_grep "$tmp/err" 'export-fsx writes one stream of ops, from one job' "... says why"
+expect_status 2 "--jobs on a file: device" -- run run --seed 1 --ops 30000 --jobs 2 \
+	--dev "file:$tmp/jobs.img,size=64m"
+expect_grep "$tmp/err" 'keeps its bytes where every worker would share them' "... says why"
 expect_status 0 "--no-swarm" -- run run --seed 1 --ops 3000 --no-swarm -q
 expect_nogrep "$tmp/err" 'swarm rounds' "--no-swarm runs the fixed mix"
 expect_status 0 "swarm by default" -- run run --seed 1 --ops 3000 -q

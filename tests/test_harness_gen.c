@@ -1,8 +1,8 @@
 /*
  * test_harness_gen.c - the op generator's swarm rounds: every kind is
  * reachable at the defaults, rounds really leave kinds out and vary the
- * sizes and options, the seed reproduces every draw, and --no-swarm's
- * fixed mix is what it was.
+ * sizes and options, the seed reproduces every draw, a round is the
+ * same however it is reached, and --no-swarm's fixed mix is what it was.
  */
 #include <string.h>
 
@@ -162,6 +162,58 @@ TEST(swarm_seed_reproduces_every_draw)
 	CHECK(same_stream(&a, &b, 20));
 	b.seed = 12;
 	CHECK(!same_stream(&a, &b, 20));
+}
+
+/* Two draws alike (the option strings up to their ends). */
+static int same_round(const struct gen_round *x, const struct gen_round *y)
+{
+	return x->number == y->number &&
+	       !memcmp(x->weight, y->weight, sizeof(x->weight)) &&
+	       x->max_file == y->max_file && x->max_op == y->max_op &&
+	       x->attrs == y->attrs && x->rt_share == y->rt_share &&
+	       !strcmp(x->mkfs, y->mkfs) && !strcmp(x->mount, y->mount);
+}
+
+/* The first ops of round n, after gen_new_round or gen_goto_round. */
+static void round_ops(struct gen *g, struct op *ops, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		gen_next(g, &ops[i]);
+}
+
+/*
+ * A round's draw and ops depend on the seed and its number alone: the
+ * same whether the rounds before it ran (and however many of their ops
+ * were drawn) or not, as `fsoracle run --jobs` needs; and rounds differ.
+ */
+TEST(a_round_is_the_same_reached_in_any_order)
+{
+	struct gen_cfg cfg = { .seed = 21, .swarm = 1, .realtime = 1 };
+	struct op seq[300], jump[300], other[300];
+	struct gen a, b;
+	struct gen_round want;
+
+	CHECK_OK(gen_init(&a, &cfg));
+	for (unsigned r = 2; r <= 6; r++) {
+		round_ops(&a, seq, 1 + r * 37); /* a different count each */
+		gen_new_round(&a);
+	}
+	CHECK_EQ(a.round.number, 6u);
+	want = a.round;
+	round_ops(&a, seq, 300);
+
+	CHECK_OK(gen_init(&b, &cfg));
+	round_ops(&b, other, 300); /* round 1's ops: not round 6's */
+	CHECK(memcmp(other, seq, sizeof(seq)) != 0);
+	gen_goto_round(&b, 6);
+	CHECK(same_round(&b.round, &want));
+	round_ops(&b, jump, 300);
+	CHECK(!memcmp(jump, seq, sizeof(seq)));
+
+	/* round 1 is the seed's own stream, as before rounds had numbers */
+	gen_goto_round(&b, 1);
+	round_ops(&b, jump, 300);
+	CHECK(!memcmp(jump, other, sizeof(other)));
 }
 
 TEST(fixed_mix_rounds_keep_the_default_weights)

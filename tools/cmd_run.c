@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness/check.h"
 #include "harness/fsx.h"
@@ -20,6 +21,7 @@
 #include "hw/hw.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
+#include "tools/run_jobs.h"
 #include "tools/runargs.h"
 
 #define RUN_DEFAULT_TARGETS "engine,naive,model"
@@ -27,6 +29,7 @@
 #define RUN_FIXED_ROUND 100000u
 #define RUN_INODES_PER_FILE 16u  /* inode slots a file, without inodes= */
 #define RUN_MIN_INODES 64u
+#define RUN_DEFAULT_JOBS 16      /* workers without --jobs, at most */
 
 static const char usage_head[] =
 "usage: fsoracle run [OPTIONS]\n"
@@ -41,7 +44,8 @@ static const char usage_head[] =
 "do are not generated (the run says which).  The seed is printed first;\n"
 "the same seed, options and targets give the same ops.  Progress goes to\n"
 "stderr about once a second.  Every --round ops the targets start over on\n"
-"a fresh filesystem (the op log of a failure covers its round only).\n"
+"a fresh filesystem (the op log of a failure covers its round only); the\n"
+"rounds run side by side in --jobs worker processes.\n"
 "\n"
 "Swarm rounds (the default): each round draws its own mix, so rare states\n"
 "build up where one tuned mix never gets: every kind but pwrite is left\n"
@@ -103,6 +107,18 @@ static const char usage_head[] =
 "  --weights LIST       kind weights, e.g. pwrite=300,crash=0,naive=0,\n"
 "                       fallback=0 (defaults: see harness/gen.c); a\n"
 "                       fixed mix, as --no-swarm\n"
+"  --jobs N             worker processes running rounds side by side,\n"
+"                       each on targets of its own (default: one a CPU\n"
+"                       this process may use, at most 16, and never more\n"
+"                       than the rounds --ops makes); a round is the same\n"
+"                       whoever runs it (its ops depend on the seed and\n"
+"                       its number), so the seed reproduces the rounds.\n"
+"                       One job with --export-fsx, and with an engine on\n"
+"                       a persistent device (file:, pmem:, zbd:) or a\n"
+"                       host target in a given directory: every worker\n"
+"                       would share it.  The first failure found stops\n"
+"                       the others; its log takes --log's name, one\n"
+"                       found meanwhile the name with -2, -3, ...\n"
 "  --log OUT            a failure's op log (default fsoracle-run-SEED.ops)\n"
 "  --export-fsx OUT     write every op run (passing or not) as an fsx\n"
 "                       .fsxops log; implies --files 1 and no unlink,\n"
@@ -188,6 +204,7 @@ struct run_args {
 	uint64_t seed, max_ops, round;
 	double minutes;
 	int have_seed, quiet, no_swarm;
+	int jobs;               /* --jobs (0: not given)            */
 	char mkfs[OP_HDR_STR];  /* --mkfs with the inode table sized */
 	struct target **t;      /* the targets, for start_round */
 	int nt;
@@ -295,6 +312,15 @@ static int run_arg(void *ctx, int argc, char **argv, int *i)
 		a->no_swarm = 1;
 	} else if (!strcmp(argv[*i], "--no-swarm")) {
 		a->no_swarm = 1;
+	} else if ((v = runopts_value("--jobs", argc, argv, i, &bad))) {
+		uint64_t j;
+
+		if (arg_u64(v, &j) || !j || j > RUN_JOBS_MAX) {
+			errmsg("--jobs: bad count '%s' (1 to %d)", v,
+			       RUN_JOBS_MAX);
+			return EXIT_USAGE;
+		}
+		a->jobs = (int)j;
 	} else if ((v = runopts_value("--log", argc, argv, i, &bad))) {
 		a->log = v;
 	} else if ((v = runopts_value("--export-fsx", argc, argv, i, &bad))) {
@@ -343,7 +369,7 @@ static void gen_setup(struct gen_cfg *gcfg, const struct run_args *a,
 /* What the run will do, on stderr before it starts. */
 static void print_start(const struct run_args *a, const struct gen *g,
 			const char *targets, struct checker *c,
-			struct target **t, int n)
+			struct target **t, int n, int jobs)
 {
 	char skip[512], mask[256];
 
@@ -361,6 +387,10 @@ static void print_start(const struct run_args *a, const struct gen *g,
 			(unsigned long long)a->seed, targets, g->cfg.nfiles,
 			(unsigned long long)g->cfg.max_file,
 			(unsigned long long)g->cfg.max_op);
+	if (jobs > 1)
+		fprintf(stderr, "  %d jobs: worker processes run the rounds side "
+			"by side, each on targets of its own (--jobs 1: one "
+			"after another, here)\n", jobs);
 	target_list_devnote(t, n, skip, sizeof(skip));
 	if (skip[0])
 		fprintf(stderr, "  %s\n", skip);
@@ -374,89 +404,136 @@ static void print_start(const struct run_args *a, const struct gen *g,
 }
 
 /*
- * The soak proper: generated ops through the checker, a fresh round
- * every a->round ops (or when the targets stall), until a->max_ops (0: no
- * limit), the deadline (0: none) or a failure.  With --export-fsx the ops
- * also go into xops.  *done counts the ops; returns the checker's status.
+ * The soak proper: rounds claimed from plan p (run_jobs.h), each on a
+ * fresh filesystem, its ops through the checker until it has run the ops
+ * it was given, the targets stall (the rest goes back to the plan), the
+ * deadline (0: none) passes, a worker fails or this one does.  Each round
+ * is checked to its end (check_finish) before the next starts; the last
+ * one is left to the caller, *ran says whether there was one.  With
+ * --export-fsx the ops also go into xops.  *done counts the ops (p->done
+ * too); progress is printed when asked.  Returns the checker's status,
+ * or EXIT_IO when a reset failed; after a failure in a carved round,
+ * *upto is the --ops that runs the rounds up to it (else left as is).
  */
 static int soak(struct checker *c, struct gen *g, const struct run_args *a,
-		double t0, double deadline, struct op_seq *xops,
-		uint64_t *done)
+		struct run_plan *p, double t0, double deadline, bool progress,
+		struct op_seq *xops, uint64_t *done, bool *ran, uint64_t *upto)
 {
-	uint64_t in_round = 0;
+	uint64_t round, budget, told = *done;
 	double tlast = t0;
-	int rc = 0, ret;
+	bool late = false;
+	int rc = 0;
 
-	while (!a->max_ops || *done < a->max_ops) {
-		struct op op;
+	*ran = false;
+	while (!late && run_plan_claim(p, &round, &budget)) {
+		uint64_t in_round = 0;
+		int ret;
 
-		if (in_round == a->round || check_stalled(c)) {
+		if (*ran) {
 			rc = check_finish(c);
 			if (rc)
 				break;
-			gen_new_round(g);
-			if (a->xfsx) { /* a fresh filesystem: the file starts empty */
-				struct op z = { .kind = OP_TRUNCATE };
+		}
+		gen_goto_round(g, (unsigned)round);
+		if (a->xfsx && *ran) { /* a fresh filesystem: the file starts empty */
+			struct op z = { .kind = OP_TRUNCATE };
 
-				if (op_seq_push(xops, &z)) {
-					rc = EXIT_IO;
-					break;
-				}
-			}
-			ret = start_round(c, g, a);
-			if (ret) {
-				errmsg("resetting the targets failed: %s",
-				       strerror(-ret));
+			if (op_seq_push(xops, &z)) {
 				rc = EXIT_IO;
 				break;
 			}
-			in_round = 0;
 		}
-		gen_next(g, &op);
-		if (a->xfsx && op_seq_push(xops, &op)) {
-			errmsg("--export-fsx: out of memory");
+		*ran = true;
+		ret = start_round(c, g, a);
+		if (ret) {
+			errmsg("resetting the targets failed: %s", strerror(-ret));
 			rc = EXIT_IO;
 			break;
 		}
-		rc = check_op(c, &op);
-		++*done;
-		in_round++;
-		if (rc)
-			break;
-		if ((*done & 255) == 0) {
-			double tn = mono_seconds();
+		while (in_round < budget &&
+		       !atomic_load_explicit(&p->stop, memory_order_relaxed)) {
+			struct op op;
 
-			if (deadline && tn >= deadline)
+			gen_next(g, &op);
+			if (a->xfsx && op_seq_push(xops, &op)) {
+				errmsg("--export-fsx: out of memory");
+				rc = EXIT_IO;
 				break;
-			if (!a->quiet && tn - tlast >= 1.0) {
-				fprintf(stderr, "  %llu ops, %.0f ops/s\n",
-					(unsigned long long)*done,
-					(double)*done / (tn - t0));
-				tlast = tn;
+			}
+			rc = check_op(c, &op);
+			++*done;
+			in_round++;
+			if (rc || check_stalled(c))
+				break;
+			if ((*done & 255) == 0) {
+				double tn = mono_seconds();
+
+				atomic_fetch_add(&p->done, *done - told);
+				told = *done;
+				if (deadline && tn >= deadline) {
+					late = true;
+					break;
+				}
+				if (progress && !a->quiet && tn - tlast >= 1.0) {
+					fprintf(stderr, "  %llu ops, %.0f ops/s\n",
+						(unsigned long long)*done,
+						(double)*done / (tn - t0));
+					tlast = tn;
+				}
 			}
 		}
+		if (rc) {
+			/* --ops that runs this round up to here (a carved
+			 * one: its ops come after as many as carve those
+			 * before it, whatever stalled) */
+			if (round <= run_plan_rounds(p))
+				*upto = (round - 1) * p->round_ops + in_round;
+			break;
+		}
+		if (check_stalled(c))
+			run_plan_give_back(p, budget - in_round);
 	}
+	atomic_fetch_add(&p->done, *done - told);
+	if (rc) /* the other workers stop at their next op */
+		atomic_store(&p->stop, 1);
 	return rc;
 }
 
-/* The run's outcome and how to repeat it, on stderr. */
-static void print_summary(struct checker *c, int rc, uint64_t seed,
-			  uint64_t done, double secs, int argc, char **argv)
+/* The word for a run's outcome in its summary. */
+static const char *outcome(int rc)
 {
-	const struct check_stats *s = check_stats(c);
-	char skip[512];
+	if (!rc)
+		return "all agreed";
+	if (rc == EXIT_IO)
+		return "stopped: a target failed";
+	if (rc > 128)
+		return "stopped: a worker died";
+	return check_status_name(rc);
+}
 
+/*
+ * The run's outcome and how to repeat it, on stderr: stats s (every
+ * worker's), skip (check_skip_summary's line), upto the --ops of the
+ * repeat.
+ */
+static void print_summary(const struct check_stats *s, const char *skip,
+			  int rc, uint64_t seed, uint64_t done, double secs,
+			  int jobs, uint64_t upto, int argc, char **argv)
+{
 	if (secs <= 0)
 		secs = 1e-9;
 	fprintf(stderr, "fsoracle run: seed %llu: %s after %llu ops in "
 		"%.2f s: %.0f checked ops/s (%llu verifies, %llu audits, "
-		"%llu crashes, %.0f MB compared)\n", (unsigned long long)seed,
-		rc ? check_status_name(rc) : "all agreed",
-		(unsigned long long)done, secs, (double)done / secs,
-		(unsigned long long)s->verifies,
+		"%llu crashes, %.0f MB compared", (unsigned long long)seed,
+		outcome(rc), (unsigned long long)done, secs,
+		(double)done / secs, (unsigned long long)s->verifies,
 		(unsigned long long)s->audits,
 		(unsigned long long)s->crashes,
 		(double)s->bytes_compared / 1e6);
+	if (jobs > 1)
+		fprintf(stderr, "; %d jobs, %.0f ops/s each", jobs,
+			(double)done / secs / jobs);
+	fputs(")\n", stderr);
 	if (s->enospc)
 		fprintf(stderr, "  %llu times a target ran out of space "
 			"with too little room left: accepted, the others "
@@ -473,10 +550,9 @@ static void print_summary(struct checker *c, int rc, uint64_t seed,
 		fprintf(stderr, "  %llu rounds ended early: out of space "
 			"or inodes unevenly, the targets could not be "
 			"brought back in step\n", (unsigned long long)s->stalls);
-	check_skip_summary(c, skip, sizeof(skip));
 	if (skip[0])
 		fprintf(stderr, "  %s\n", skip);
-	print_repro(argc, argv, seed, done);
+	print_repro(argc, argv, seed, upto);
 }
 
 /*
@@ -528,26 +604,216 @@ static int open_targets(struct runopts *o, const struct gen_cfg *gcfg,
 	return runargs_open(*targets, env, t, n, NULL);
 }
 
+/* What every worker of a run starts from (run_worker). */
+struct run_ctx {
+	const struct run_args *a;
+	const struct runopts *o;
+	const struct target_env *env;
+	const char *targets;
+	const struct op_seq *meta;
+	const struct gen_cfg *gcfg;
+	struct run_plan *plan;
+	double t0, deadline;
+	int failure;            /* this worker's failure log, -1: none */
+	char name[OP_HDR_STR + 32];
+};
+
 /*
- * The soak itself, from the first round to the summary, and the fsx
- * export of what ran.  The checker's status, else export_fsx's.
+ * Where a worker's failure log goes (check_cfg.log_name): the first
+ * failure of the run takes --log's name, one found meanwhile by another
+ * worker the same with -2, -3, ... before its .ops.
  */
-static int run_rounds(struct checker *c, struct gen *g,
-		      const struct run_args *a, const struct op_seq *meta,
-		      struct op_seq *xops, uint32_t blocksize, int argc,
-		      char **argv)
+static const char *worker_log_name(void *arg)
 {
+	struct run_ctx *x = arg;
+	const char *log = x->a->log;
+	unsigned k = atomic_fetch_add(&x->plan->failures, 1);
+	size_t len = strlen(log);
+
+	x->failure = (int)k;
+	if (k == 0)
+		return log;
+	if (len > 4 && !strcmp(log + len - 4, ".ops"))
+		len -= 4;
+	snprintf(x->name, sizeof(x->name), "%.*s-%u.ops", (int)len, log, k + 1);
+	return x->name;
+}
+
+/* Bytes of a memory stream on stderr, in one write where it can. */
+static void put_report(const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(STDERR_FILENO, buf, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		buf += w;
+		len -= (size_t)w;
+	}
+}
+
+/*
+ * One worker of --jobs, in its own process (run_jobs): targets, checker
+ * and generator of its own, the rounds it claims.  A failure's report
+ * is gathered and written at the end in one piece, so two workers' do
+ * not interleave.
+ */
+static void run_worker(void *arg, int job, struct run_result *res)
+{
+	struct run_ctx *x = arg;
+	struct target *t[TARGET_MAX];
+	struct check_cfg cfg = x->o->check;
+	struct run_args a = *x->a;
+	struct checker *c = NULL;
+	char *rep = NULL;
+	size_t replen = 0;
+	struct gen g;
+	bool ran = false;
+	int n = 0, ret;
+
+	(void)job;
+	x->failure = -1;
+	res->rc = runargs_open(x->targets, x->env, t, &n, NULL);
+	if (res->rc)
+		return;
+	cfg.out = open_memstream(&rep, &replen);
+	if (!cfg.out)
+		cfg.out = stderr;
+	cfg.log_name = worker_log_name;
+	cfg.log_name_arg = x;
+	ret = check_new(t, n, &cfg, x->meta, &c);
+	if (ret) {
+		res->rc = runargs_start_failed(t, n, ret, NULL);
+	} else if (gen_init(&g, x->gcfg)) {
+		res->rc = EXIT_USAGE; /* cmd_run's gen_init took the same cfg */
+	} else {
+		a.t = t;
+		a.nt = n;
+		res->rc = soak(c, &g, &a, x->plan, x->t0, x->deadline, false,
+			       NULL, &res->done, &ran, &res->upto);
+		if (!res->rc && ran)
+			res->rc = check_finish(c);
+		if (res->rc)
+			atomic_store(&x->plan->stop, 1);
+		res->st = *check_stats(c);
+	}
+	res->failure = x->failure;
+	check_free(c);
+	target_list_close(t, n);
+	if (cfg.out != stderr) {
+		fclose(cfg.out);
+		put_report(rep, replen);
+		free(rep);
+	}
+}
+
+/*
+ * The run on jobs worker processes: their counts summed, and the status
+ * of the first failure found (else of the first worker that stopped with
+ * one).  tgt: copies of the targets as opened here, for the summary.
+ */
+static int run_workers(struct run_ctx *x, int jobs, struct target **tgt,
+		       int n, int argc, char **argv)
+{
+	struct run_result *res = calloc((size_t)jobs, sizeof(*res));
+	struct check_stats sum;
 	uint64_t done = 0;
-	double t0, deadline = 0;
+	char skip[512];
+	int rc = 0, ret, first = -1;
+
+	if (!res) {
+		errmsg("out of memory");
+		return EXIT_IO;
+	}
+	memset(&sum, 0, sizeof(sum));
+	ret = run_jobs(jobs, run_worker, x, x->plan, x->a->quiet, x->t0, res);
+	if (ret) {
+		errmsg("cannot start %d workers: %s", jobs, strerror(-ret));
+		rc = EXIT_IO;
+	}
+	for (int i = 0; i < jobs; i++) {
+		if (res[i].signal)
+			errmsg("worker %d (of %d) was killed by signal %d (%s): "
+			       "its rounds' ops are not all counted; run with "
+			       "--jobs 1 and the same seed to see where",
+			       i + 1, jobs, res[i].signal,
+			       strsignal(res[i].signal));
+		check_stats_add(&sum, &res[i].st);
+		done += res[i].done;
+		if (res[i].rc && res[i].failure == 0)
+			first = i;
+	}
+	if (first >= 0)
+		rc = res[first].rc;
+	for (int i = 0; i < jobs && !rc; i++)
+		rc = res[i].rc;
+	check_skip_summary_of(&sum, tgt, n, skip, sizeof(skip));
+	print_summary(&sum, skip, rc, x->a->seed, done,
+		      mono_seconds() - x->t0, jobs,
+		      first >= 0 && res[first].upto ? res[first].upto : done,
+		      argc, argv);
+	free(res);
+	return rc;
+}
+
+/*
+ * How many workers: --jobs, else one a CPU (at most RUN_DEFAULT_JOBS),
+ * never more than there are rounds; one, said or not, for --export-fsx
+ * (one stream of ops) and for targets another process would share.
+ * 0, or EXIT_USAGE when --jobs asked for more than one there.
+ */
+static int pick_jobs(const struct run_args *a, struct target **t, int n,
+		     uint64_t rounds, int *jobs)
+{
+	const char *shared = NULL;
+
+	for (int i = 0; i < n && !shared; i++)
+		if (engine_target_shared(t[i]) || host_target_shared(t[i]))
+			shared = t[i]->name;
+	*jobs = 1;
+	if (a->xfsx || shared) {
+		if (a->jobs <= 1)
+			return 0;
+		if (a->xfsx)
+			errmsg("--jobs %d: --export-fsx writes one stream of "
+			       "ops, from one job", a->jobs);
+		else
+			errmsg("--jobs %d: target %s keeps its bytes where "
+			       "every worker would share them (a persistent "
+			       "device or a given directory): one job", a->jobs,
+			       shared);
+		return EXIT_USAGE;
+	}
+	*jobs = a->jobs ? a->jobs : run_jobs_cpus();
+	if (!a->jobs && *jobs > RUN_DEFAULT_JOBS)
+		*jobs = RUN_DEFAULT_JOBS;
+	if ((uint64_t)*jobs > rounds)
+		*jobs = (int)rounds;
+	return 0;
+}
+
+/*
+ * The run in this process, from the first round to the summary, and the
+ * fsx export of what ran.  The checker's status, else export_fsx's.
+ */
+static int run_here(struct checker *c, struct gen *g, const struct run_args *a,
+		    struct run_plan *plan, double t0, double deadline,
+		    const struct op_seq *meta, struct op_seq *xops,
+		    uint32_t blocksize, int argc, char **argv)
+{
+	uint64_t done = 0, upto = 0;
+	char skip[512];
+	bool ran;
 	int rc, ret;
 
-	t0 = mono_seconds();
-	if (a->minutes)
-		deadline = t0 + a->minutes * 60;
-	rc = soak(c, g, a, t0, deadline, xops, &done);
-	if (!rc)
+	rc = soak(c, g, a, plan, t0, deadline, true, xops, &done, &ran, &upto);
+	if (!rc && ran)
 		rc = check_finish(c);
-	print_summary(c, rc, a->seed, done, mono_seconds() - t0, argc, argv);
+	check_skip_summary(c, skip, sizeof(skip));
+	print_summary(check_stats(c), skip, rc, a->seed, done,
+		      mono_seconds() - t0, 1, upto ? upto : done, argc, argv);
 	if (a->xfsx) {
 		op_seq_copy_meta(xops, meta);
 		ret = export_fsx(xops, a->xfsx, blocksize);
@@ -559,17 +825,20 @@ static int run_rounds(struct checker *c, struct gen *g,
 
 int cmd_run(int argc, char **argv)
 {
-	struct target *t[TARGET_MAX];
+	struct target *t[TARGET_MAX], copy[TARGET_MAX], *tc[TARGET_MAX];
 	struct target_env env;
 	struct runopts o;
 	struct gen_cfg gcfg = { 0 };
 	struct run_args a = { .gcfg = &gcfg };
+	struct run_plan here, *plan = &here;
 	struct gen g;
 	struct checker *c = NULL;
 	struct op_seq meta, xops;
+	struct run_ctx x;
 	const char *targets;
 	char logbuf[128];
-	int n = 0, rc = 0, ret;
+	double t0, deadline = 0;
+	int n = 0, nsaved, rc = 0, ret, jobs;
 
 	prog_cmd = "fsoracle run";
 	tune_heap();
@@ -613,17 +882,45 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	run_plan_init(&here, a.max_ops, a.round);
+	rc = pick_jobs(&a, t, n, run_plan_rounds(&here), &jobs);
+	if (rc)
+		goto out;
 	a.t = t;
 	a.nt = n;
-	ret = start_round(c, &g, &a);
-	if (ret) {
-		errmsg("resetting the targets failed: %s", strerror(-ret));
+	print_start(&a, &g, targets, c, t, n, jobs);
+
+	t0 = mono_seconds();
+	if (a.minutes)
+		deadline = t0 + a.minutes * 60;
+	if (jobs == 1) {
+		rc = run_here(c, &g, &a, plan, t0, deadline, &meta, &xops,
+			      gcfg.blocksize, argc, argv);
+		goto out;
+	}
+	/* the workers open targets of their own: these only name them */
+	for (int i = 0; i < n; i++) {
+		copy[i] = *t[i];
+		tc[i] = &copy[i];
+	}
+	nsaved = n;
+	check_free(c);
+	c = NULL;
+	target_list_close(t, n);
+	n = 0;
+	plan = run_plan_shared(a.max_ops, a.round);
+	if (!plan) {
+		errmsg("cannot share the plan between workers: %s",
+		       strerror(errno));
 		rc = EXIT_IO;
 		goto out;
 	}
-	print_start(&a, &g, targets, c, t, n);
-
-	rc = run_rounds(c, &g, &a, &meta, &xops, gcfg.blocksize, argc, argv);
+	x = (struct run_ctx){ .a = &a, .o = &o, .env = &env,
+			      .targets = targets, .meta = &meta, .gcfg = &gcfg,
+			      .plan = plan, .t0 = t0, .deadline = deadline,
+			      .failure = -1 };
+	rc = run_workers(&x, jobs, tc, nsaved, argc, argv);
+	run_plan_unmap(plan);
 out:
 	check_free(c);
 	target_list_close(t, n);

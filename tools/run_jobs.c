@@ -1,0 +1,235 @@
+/*
+ * run_jobs.c - the rounds of `fsoracle run` handed out, here or to worker
+ * processes (run_jobs.h).
+ */
+#include "tools/run_jobs.h"
+#include "tools/cmds.h"
+#include "tools/common.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The plan is shared by processes: its atomics must need no lock. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+	       "run_plan's counters must be lock-free to be shared");
+
+void run_plan_init(struct run_plan *p, uint64_t max_ops, uint64_t round_ops)
+{
+	memset(p, 0, sizeof(*p));
+	p->max_ops = max_ops;
+	p->round_ops = round_ops ? round_ops : 1;
+	p->planned = max_ops ? (max_ops + p->round_ops - 1) / p->round_ops :
+			       UINT64_MAX;
+	atomic_init(&p->next, 1);
+	atomic_init(&p->leftover, 0);
+	atomic_init(&p->extra, p->planned == UINT64_MAX ? 0 : p->planned + 1);
+	atomic_init(&p->done, 0);
+	atomic_init(&p->stop, 0);
+	atomic_init(&p->failures, 0);
+}
+
+struct run_plan *run_plan_shared(uint64_t max_ops, uint64_t round_ops)
+{
+	struct run_plan *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	run_plan_init(p, max_ops, round_ops);
+	return p;
+}
+
+void run_plan_unmap(struct run_plan *p)
+{
+	if (p)
+		munmap(p, sizeof(*p));
+}
+
+uint64_t run_plan_rounds(const struct run_plan *p)
+{
+	return p->planned;
+}
+
+bool run_plan_claim(struct run_plan *p, uint64_t *round, uint64_t *ops)
+{
+	uint64_t n, left;
+
+	if (atomic_load(&p->stop))
+		return false;
+	n = atomic_fetch_add(&p->next, 1);
+	if (n <= p->planned) {
+		uint64_t rest = p->max_ops ? p->max_ops - (n - 1) * p->round_ops :
+					     p->round_ops;
+
+		*round = n;
+		*ops = rest < p->round_ops ? rest : p->round_ops;
+		return true;
+	}
+	/* the carved rounds are gone: what stalled rounds left */
+	left = atomic_load(&p->leftover);
+	do {
+		if (!left)
+			return false;
+		*ops = left < p->round_ops ? left : p->round_ops;
+	} while (!atomic_compare_exchange_weak(&p->leftover, &left,
+					       left - *ops));
+	*round = atomic_fetch_add(&p->extra, 1);
+	return true;
+}
+
+void run_plan_give_back(struct run_plan *p, uint64_t unused)
+{
+	if (p->max_ops && unused)
+		atomic_fetch_add(&p->leftover, unused);
+}
+
+int run_jobs_cpus(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		n = CPU_COUNT(&set);
+		if (n > 0)
+			return n;
+	}
+	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? n : 1;
+}
+
+/* A worker's end: res from its pipe, or the signal that killed it. */
+static void reap(int status, int fd, struct run_result *res)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*res)) {
+		ssize_t r = read(fd, (char *)res + got, sizeof(*res) - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got == sizeof(*res) && WIFEXITED(status)) {
+		res->signal = 0;
+		return;
+	}
+	memset(res, 0, sizeof(*res));
+	res->failure = -1;
+	res->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	/* it ended without a word: as a signal would, or as its status */
+	res->rc = WIFSIGNALED(status) ? 128 + res->signal :
+		  WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) :
+		  EXIT_IO;
+}
+
+/* A child: run the worker, send what it found, end. */
+static void child(run_worker_fn fn, void *arg, int job, int fd)
+{
+	struct run_result res;
+	size_t put = 0;
+
+	memset(&res, 0, sizeof(res));
+	res.failure = -1;
+	fn(arg, job, &res);
+	while (put < sizeof(res)) {
+		ssize_t w = write(fd, (const char *)&res + put, sizeof(res) - put);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		put += (size_t)w;
+	}
+	close(fd);
+	fflush(NULL);
+	exit(put == sizeof(res) ? 0 : EXIT_IO);
+}
+
+static void nap(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
+	     bool quiet, double t0, struct run_result *res)
+{
+	pid_t pid[RUN_JOBS_MAX];
+	int fd[RUN_JOBS_MAX], left = 0, ret = 0;
+	double tlast = t0;
+
+	if (n < 1 || n > RUN_JOBS_MAX)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		memset(&res[i], 0, sizeof(res[i]));
+		res[i].failure = -1;
+	}
+	fflush(NULL); /* nothing buffered here is written twice */
+	for (int i = 0; i < n; i++) {
+		int pfd[2];
+
+		pid[i] = -1;
+		if (pipe(pfd)) {
+			ret = -errno;
+			break;
+		}
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			for (int k = 0; k < i; k++)
+				close(fd[k]);
+			close(pfd[0]);
+			child(fn, arg, i, pfd[1]);
+		}
+		close(pfd[1]);
+		if (pid[i] < 0) {
+			ret = -errno;
+			close(pfd[0]);
+			break;
+		}
+		fd[i] = pfd[0];
+		left++;
+	}
+	if (ret) /* the ones started stop at their next op */
+		atomic_store(&p->stop, 1);
+	while (left) {
+		double tn;
+
+		for (int i = 0; i < n; i++) {
+			int status;
+
+			if (pid[i] <= 0 || waitpid(pid[i], &status, WNOHANG) != pid[i])
+				continue;
+			reap(status, fd[i], &res[i]);
+			close(fd[i]);
+			pid[i] = 0;
+			left--;
+			if (res[i].signal || (res[i].rc && res[i].failure < 0))
+				atomic_store(&p->stop, 1);
+		}
+		if (!left)
+			break;
+		nap(50);
+		tn = mono_seconds();
+		if (!quiet && tn - tlast >= 1.0) {
+			uint64_t done = atomic_load(&p->done);
+
+			fprintf(stderr, "  %llu ops, %.0f ops/s\n",
+				(unsigned long long)done,
+				(double)done / (tn - t0));
+			tlast = tn;
+		}
+	}
+	return ret;
+}
