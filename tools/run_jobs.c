@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +167,7 @@ static void nap(long ms)
 int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 	     bool quiet, double t0, struct run_result *res)
 {
-	pid_t pid[RUN_JOBS_MAX];
+	pid_t pid[RUN_JOBS_MAX], parent = getpid();
 	int fd[RUN_JOBS_MAX], left = 0, ret = 0;
 	double tlast = t0;
 
@@ -187,6 +188,10 @@ int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 		}
 		pid[i] = fork();
 		if (pid[i] == 0) {
+			/* a worker ends with the run: killed (timeout's
+			 * SIGTERM), the parent takes its workers along */
+			if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+				_exit(EXIT_IO);
 			for (int k = 0; k < i; k++)
 				close(fd[k]);
 			close(pfd[0]);
