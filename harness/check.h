@@ -93,9 +93,10 @@ struct check_cfg {
 	size_t chunk;            /* bytes per read/write piece (1 MiB)         */
 	const char *log_path;    /* on failure write the op log here           */
 	/*
-	 * Where to write it instead, asked when a failure is found (NULL:
-	 * log_path; a NULL answer: nowhere): `fsoracle run --jobs` names the
-	 * log of the first worker that fails log_path, a later one's beside it.
+	 * Where to write it instead, asked when a failure is found and
+	 * log_path is set (NULL: log_path; a NULL answer: nowhere):
+	 * `fsoracle run --jobs` names the log of the first worker that fails
+	 * log_path, a later one's beside it.
 	 */
 	const char *(*log_name)(void *arg);
 	void *log_name_arg;

@@ -268,8 +268,8 @@ int check_fail(struct checker *c, int status, int bad, unsigned file,
 		if (skip[0])
 			fprintf(out, "  %s\n", skip);
 	}
-	path = c->cfg.log_name ? c->cfg.log_name(c->cfg.log_name_arg) :
-				 c->cfg.log_path;
+	path = c->cfg.log_path && c->cfg.log_name ?
+	       c->cfg.log_name(c->cfg.log_name_arg) : c->cfg.log_path;
 	if (path) {
 		int ret = check_write_log(c, path);
 

@@ -318,14 +318,16 @@ void engine_target_formatted(struct target *t);
 int engine_target_settle(struct target *t, bool settled);
 
 /*
- * Whether what t holds is seen beyond this process: an engine on a
- * persistent device (file:, pmem:, zbd:: hw.h's HW_CAP_PERSISTENT), a
- * host target in a directory it was given rather than one it made.  Two
- * processes opening the same such target work on the same bytes, so
- * `fsoracle run --jobs`, whose workers each open the targets, takes none.
+ * Why t must stay in one process, or NULL: `fsoracle run --jobs` runs
+ * its rounds in workers that each open the targets, and a round must be
+ * the same whoever runs it.  An engine on a persistent device (file:,
+ * pmem:, zbd:, anything with hw.h's HW_CAP_PERSISTENT below its layers)
+ * or a host target in a directory it was given would have every worker
+ * work on the same bytes; an engine with a faulty layer counts its I/Os
+ * across rounds, so which round meets a fault would depend on the worker.
  */
-bool engine_target_shared(const struct target *t);
-bool host_target_shared(const struct target *t);
+const char *engine_target_alone(const struct target *t);
+const char *host_target_alone(const struct target *t);
 
 /*
  * Parse and open a target list.  On success *n targets are in out[].

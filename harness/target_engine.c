@@ -858,15 +858,26 @@ int engine_target_settle(struct target *t, bool settled)
 	return e->cuts ? hw_crash_settle(e->dev, settled) : 0;
 }
 
-bool engine_target_shared(const struct target *t)
+const char *engine_target_alone(const struct target *t)
 {
-	const struct engine *e;
+	struct hw_dev *dev[2];
 
 	if (t->ops != &engine_ops)
-		return false;
-	e = (const struct engine *)t;
-	return (e->dev && (hw_caps(e->dev) & HW_CAP_PERSISTENT)) ||
-	       (e->rtdev && (hw_caps(e->rtdev) & HW_CAP_PERSISTENT));
+		return NULL;
+	dev[0] = ((const struct engine *)t)->dev;
+	dev[1] = ((const struct engine *)t)->rtdev;
+	for (int i = 0; i < 2; i++) {
+		if (!dev[i])
+			continue;
+		if (hw_caps(dev[i]) & HW_CAP_PERSISTENT)
+			return "keeps its bytes on a persistent device, which "
+			       "every worker would share";
+		if (hw_fault_fired(dev[i]) >= 0)
+			return "has a faulty layer, whose I/O counts run across "
+			       "rounds: which round met a fault would depend on "
+			       "the worker that ran it";
+	}
+	return NULL;
 }
 
 /*

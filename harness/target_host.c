@@ -44,9 +44,12 @@ static struct host *to_host(struct target *t)
 	return (struct host *)t;
 }
 
-bool host_target_shared(const struct target *t)
+const char *host_target_alone(const struct target *t)
 {
-	return t->ops == &host_ops && !((const struct host *)t)->owned;
+	if (t->ops != &host_ops || ((const struct host *)t)->owned)
+		return NULL;
+	return "works in a directory it was given, which every worker would "
+	       "share";
 }
 
 static int fd_of(struct host *h, unsigned i, int create)

@@ -445,8 +445,23 @@ if [ -s "$tmp/jobs1" ] && cmp -s "$tmp/jobs1" "$tmp/jobs2"; then ok; else
 	bad "one job and two ran other rounds: '$(cat "$tmp/jobs1")' vs '$(cat "$tmp/jobs2")'"; fi
 expect_status 10 "two jobs find a planted bug" -- run run --seed 4 --ops 20000 \
 	--round 500 --jobs 2 -q --targets engine,planted:punch_short --log "$tmp/jobs.ops"
-expect_grep "$tmp/err" "op log \([0-9]+ ops\) written to $tmp/jobs(-[0-9]+)?\.ops" "a worker wrote the log"
+expect_grep "$tmp/err" "op log \([0-9]+ ops\) written to $tmp/jobs\.ops" "the first failure takes --log's name"
 expect_status 10 "... which replays" -- run replay --log "$tmp/jobs.fail.ops" "$tmp/jobs.ops"
+# the reproduce line's --ops runs the rounds up to the failure again, with
+# one job too; here the failure is found at the end of its round
+expect_status 10 "two jobs, a failure found at a round's end" -- run run --seed 4 \
+	--ops 20000 --round 500 --jobs 2 -q --targets engine,planted:punch_short \
+	--verify-every 100000 --audit-every 100000 \
+	--weights remount=0,crash=0,cut=0,pread=0 --log "$tmp/jobs-end.ops"
+upto=$(sed -n 's/.*reproduce: fsoracle run --seed 4 --ops \([0-9]*\) .*/\1/p' "$tmp/err")
+expect_status 10 "... repeats with the reproduce line's --ops ($upto), one job" -- \
+	run run --seed 4 --ops "${upto:-1}" --round 500 --jobs 1 -q \
+	--targets engine,planted:punch_short --verify-every 100000 \
+	--audit-every 100000 --weights remount=0,crash=0,cut=0,pread=0 \
+	--log "$tmp/jobs-end1.ops"
+expect_status 2 "--jobs with a faulty layer" -- run run --seed 1 --ops 30000 --jobs 2 \
+	--dev "faulty[read=2000]:mem:64m"
+expect_grep "$tmp/err" 'has a faulty layer, whose I/O counts run across rounds' "... says why"
 expect_status 2 "--jobs 0" -- run run --seed 1 --ops 100 --jobs 0
 expect_grep "$tmp/err" "--jobs: bad count '0'" "--jobs 0 is refused"
 expect_status 2 "--jobs with --export-fsx" -- run run --seed 1 --ops 30000 --jobs 2 \
@@ -454,7 +469,7 @@ expect_status 2 "--jobs with --export-fsx" -- run run --seed 1 --ops 30000 --job
 expect_grep "$tmp/err" 'export-fsx writes one stream of ops, from one job' "... says why"
 expect_status 2 "--jobs on a file: device" -- run run --seed 1 --ops 30000 --jobs 2 \
 	--dev "file:$tmp/jobs.img,size=64m"
-expect_grep "$tmp/err" 'keeps its bytes where every worker would share them' "... says why"
+expect_grep "$tmp/err" 'keeps its bytes on a persistent device, which every worker would share' "... says why"
 expect_status 0 "--no-swarm" -- run run --seed 1 --ops 3000 --no-swarm -q
 expect_nogrep "$tmp/err" 'swarm rounds' "--no-swarm runs the fixed mix"
 expect_status 0 "swarm by default" -- run run --seed 1 --ops 3000 -q

@@ -210,10 +210,18 @@ TEST(a_round_is_the_same_reached_in_any_order)
 	round_ops(&b, jump, 300);
 	CHECK(!memcmp(jump, seq, sizeof(seq)));
 
-	/* round 1 is the seed's own stream, as before rounds had numbers */
+	/* round 1 is the seed's own stream, as before rounds had numbers:
+	 * its first ops are what this seed always drew */
 	gen_goto_round(&b, 1);
 	round_ops(&b, jump, 300);
 	CHECK(!memcmp(jump, other, sizeof(other)));
+	CHECK_EQ(jump[0].kind, OP_SET_FLAG);
+	CHECK_EQ(jump[1].kind, OP_PWRITE);
+	CHECK_EQ(jump[1].off, 283576u);
+	CHECK_EQ(jump[1].len, 9u);
+	CHECK_EQ(jump[2].kind, OP_PWRITE);
+	CHECK_EQ(jump[2].off, 416508u);
+	CHECK_EQ(jump[2].len, 244u);
 }
 
 TEST(fixed_mix_rounds_keep_the_default_weights)

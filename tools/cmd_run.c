@@ -109,16 +109,20 @@ static const char usage_head[] =
 "                       fixed mix, as --no-swarm\n"
 "  --jobs N             worker processes running rounds side by side,\n"
 "                       each on targets of its own (default: one a CPU\n"
-"                       this process may use, at most 16, and never more\n"
-"                       than the rounds --ops makes); a round is the same\n"
+"                       this process may use, at most 16); never more\n"
+"                       than the rounds --ops makes.  A round is the same\n"
 "                       whoever runs it (its ops depend on the seed and\n"
-"                       its number), so the seed reproduces the rounds.\n"
-"                       One job with --export-fsx, and with an engine on\n"
-"                       a persistent device (file:, pmem:, zbd:) or a\n"
-"                       host target in a given directory: every worker\n"
-"                       would share it.  The first failure found stops\n"
-"                       the others; its log takes --log's name, one\n"
-"                       found meanwhile the name with -2, -3, ...\n"
+"                       its number), so one seed checks the same ops with\n"
+"                       any --jobs, but for rounds made of what stalled\n"
+"                       rounds left and rounds a deadline cut short.  One\n"
+"                       job only (more is refused) with --export-fsx, an\n"
+"                       engine on a persistent device (file:, pmem:, zbd:,\n"
+"                       zoned:file, under any layers) or with a faulty\n"
+"                       layer, and a host target in a given directory.\n"
+"                       The first failure stops the other workers; its\n"
+"                       log takes --log's name, one found meanwhile the\n"
+"                       name with -2, -3, ...; a worker killed by signal\n"
+"                       S ends the run with exit status 128+S\n"
 "  --log OUT            a failure's op log (default fsoracle-run-SEED.ops)\n"
 "  --export-fsx OUT     write every op run (passing or not) as an fsx\n"
 "                       .fsxops log; implies --files 1 and no unlink,\n"
@@ -142,7 +146,8 @@ static const char usage_exit[] =
 "finding: the run stops and writes its op log for a replay with more\n"
 "memory; see `fsoracle replay --help`); 2 bad usage, targets that cannot\n"
 "be compared (one keeps no bytes) or a --keep-image image holding other\n"
-"files; 3 a target could not be opened.\n";
+"files; 3 a target could not be opened; 128+S a --jobs worker was\n"
+"killed by signal S.\n";
 
 static void print_usage(FILE *f)
 {
@@ -403,39 +408,44 @@ static void print_start(const struct run_args *a, const struct gen *g,
 			"or chattr (fsx has none)\n");
 }
 
+/* The round a worker ran last, and the ops it ran in it. */
+struct soak_pos {
+	uint64_t round, in_round;
+};
+
 /*
  * The soak proper: rounds claimed from plan p (run_jobs.h), each on a
  * fresh filesystem, its ops through the checker until it has run the ops
  * it was given, the targets stall (the rest goes back to the plan), the
  * deadline (0: none) passes, a worker fails or this one does.  Each round
  * is checked to its end (check_finish) before the next starts; the last
- * one is left to the caller, *ran says whether there was one.  With
- * --export-fsx the ops also go into xops.  *done counts the ops (p->done
- * too); progress is printed when asked.  Returns the checker's status,
- * or EXIT_IO when a reset failed; after a failure in a carved round,
- * *upto is the --ops that runs the rounds up to it (else left as is).
+ * one is left to the caller.  *pos says which round ran last and how
+ * far (round 0: none), where a failure was found.  With --export-fsx the
+ * ops also go into xops.  *done counts the ops (p->done too); progress
+ * is printed when asked.  Returns the checker's status, or EXIT_IO when
+ * a reset failed.
  */
 static int soak(struct checker *c, struct gen *g, const struct run_args *a,
 		struct run_plan *p, double t0, double deadline, bool progress,
-		struct op_seq *xops, uint64_t *done, bool *ran, uint64_t *upto)
+		struct op_seq *xops, uint64_t *done, struct soak_pos *pos)
 {
 	uint64_t round, budget, told = *done;
 	double tlast = t0;
 	bool late = false;
 	int rc = 0;
 
-	*ran = false;
+	*pos = (struct soak_pos){ 0 };
 	while (!late && run_plan_claim(p, &round, &budget)) {
 		uint64_t in_round = 0;
 		int ret;
 
-		if (*ran) {
+		if (pos->round) {
 			rc = check_finish(c);
 			if (rc)
 				break;
 		}
 		gen_goto_round(g, (unsigned)round);
-		if (a->xfsx && *ran) { /* a fresh filesystem: the file starts empty */
+		if (a->xfsx && pos->round) { /* a fresh filesystem: the file starts empty */
 			struct op z = { .kind = OP_TRUNCATE };
 
 			if (op_seq_push(xops, &z)) {
@@ -443,7 +453,7 @@ static int soak(struct checker *c, struct gen *g, const struct run_args *a,
 				break;
 			}
 		}
-		*ran = true;
+		*pos = (struct soak_pos){ round, 0 };
 		ret = start_round(c, g, a);
 		if (ret) {
 			errmsg("resetting the targets failed: %s", strerror(-ret));
@@ -462,7 +472,7 @@ static int soak(struct checker *c, struct gen *g, const struct run_args *a,
 			}
 			rc = check_op(c, &op);
 			++*done;
-			in_round++;
+			pos->in_round = ++in_round;
 			if (rc || check_stalled(c))
 				break;
 			if ((*done & 255) == 0) {
@@ -482,14 +492,8 @@ static int soak(struct checker *c, struct gen *g, const struct run_args *a,
 				}
 			}
 		}
-		if (rc) {
-			/* --ops that runs this round up to here (a carved
-			 * one: its ops come after as many as carve those
-			 * before it, whatever stalled) */
-			if (round <= run_plan_rounds(p))
-				*upto = (round - 1) * p->round_ops + in_round;
+		if (rc)
 			break;
-		}
 		if (check_stalled(c))
 			run_plan_give_back(p, budget - in_round);
 	}
@@ -514,11 +518,12 @@ static const char *outcome(int rc)
 /*
  * The run's outcome and how to repeat it, on stderr: stats s (every
  * worker's), skip (check_skip_summary's line), upto the --ops of the
- * repeat.
+ * repeat, or log, the op log that repeats a failure no --ops would.
  */
 static void print_summary(const struct check_stats *s, const char *skip,
 			  int rc, uint64_t seed, uint64_t done, double secs,
-			  int jobs, uint64_t upto, int argc, char **argv)
+			  int jobs, uint64_t upto, const char *log, int argc,
+			  char **argv)
 {
 	if (secs <= 0)
 		secs = 1e-9;
@@ -552,7 +557,12 @@ static void print_summary(const struct check_stats *s, const char *skip,
 			"brought back in step\n", (unsigned long long)s->stalls);
 	if (skip[0])
 		fprintf(stderr, "  %s\n", skip);
-	print_repro(argc, argv, seed, upto);
+	if (log)
+		fprintf(stderr, "  reproduce: fsoracle replay %s (its round was "
+			"made of ops that stalled rounds left, as the workers' "
+			"timing had it)\n", log);
+	else
+		print_repro(argc, argv, seed, upto);
 }
 
 /*
@@ -615,7 +625,7 @@ struct run_ctx {
 	struct run_plan *plan;
 	double t0, deadline;
 	int failure;            /* this worker's failure log, -1: none */
-	char name[OP_HDR_STR + 32];
+	char name[4352];        /* a later failure's log: --log-N.ops */
 };
 
 /*
@@ -669,8 +679,8 @@ static void run_worker(void *arg, int job, struct run_result *res)
 	struct checker *c = NULL;
 	char *rep = NULL;
 	size_t replen = 0;
+	struct soak_pos pos = { 0 };
 	struct gen g;
-	bool ran = false;
 	int n = 0, ret;
 
 	(void)job;
@@ -692,9 +702,12 @@ static void run_worker(void *arg, int job, struct run_result *res)
 		a.t = t;
 		a.nt = n;
 		res->rc = soak(c, &g, &a, x->plan, x->t0, x->deadline, false,
-			       NULL, &res->done, &ran, &res->upto);
-		if (!res->rc && ran)
+			       NULL, &res->done, &pos);
+		if (!res->rc && pos.round)
 			res->rc = check_finish(c);
+		if (res->rc && pos.round)
+			res->upto = run_plan_upto(x->plan, pos.round,
+						  pos.in_round);
 		if (res->rc)
 			atomic_store(&x->plan->stop, 1);
 		res->st = *check_stats(c);
@@ -750,40 +763,45 @@ static int run_workers(struct run_ctx *x, int jobs, struct target **tgt,
 	for (int i = 0; i < jobs && !rc; i++)
 		rc = res[i].rc;
 	check_skip_summary_of(&sum, tgt, n, skip, sizeof(skip));
+	/* a failure in a round of leftover ops, whose size depended on the
+	 * workers' timing: its op log is what repeats it */
 	print_summary(&sum, skip, rc, x->a->seed, done,
 		      mono_seconds() - x->t0, jobs,
 		      first >= 0 && res[first].upto ? res[first].upto : done,
-		      argc, argv);
+		      first >= 0 && !res[first].upto ? x->a->log : NULL, argc,
+		      argv);
 	free(res);
 	return rc;
 }
 
 /*
  * How many workers: --jobs, else one a CPU (at most RUN_DEFAULT_JOBS),
- * never more than there are rounds; one, said or not, for --export-fsx
- * (one stream of ops) and for targets another process would share.
- * 0, or EXIT_USAGE when --jobs asked for more than one there.
+ * never more than there are rounds; one for --export-fsx (one stream of
+ * ops) and for targets that must stay in one process
+ * (engine_target_alone), where asking for more is refused.  0, or
+ * EXIT_USAGE.
  */
 static int pick_jobs(const struct run_args *a, struct target **t, int n,
 		     uint64_t rounds, int *jobs)
 {
-	const char *shared = NULL;
+	const char *why = NULL, *who = NULL;
 
-	for (int i = 0; i < n && !shared; i++)
-		if (engine_target_shared(t[i]) || host_target_shared(t[i]))
-			shared = t[i]->name;
+	for (int i = 0; i < n && !why; i++) {
+		why = engine_target_alone(t[i]);
+		if (!why)
+			why = host_target_alone(t[i]);
+		who = t[i]->name;
+	}
 	*jobs = 1;
-	if (a->xfsx || shared) {
+	if (a->xfsx || why) {
 		if (a->jobs <= 1)
 			return 0;
 		if (a->xfsx)
 			errmsg("--jobs %d: --export-fsx writes one stream of "
 			       "ops, from one job", a->jobs);
 		else
-			errmsg("--jobs %d: target %s keeps its bytes where "
-			       "every worker would share them (a persistent "
-			       "device or a given directory): one job", a->jobs,
-			       shared);
+			errmsg("--jobs %d: target %s %s: one job", a->jobs, who,
+			       why);
 		return EXIT_USAGE;
 	}
 	*jobs = a->jobs ? a->jobs : run_jobs_cpus();
@@ -803,17 +821,23 @@ static int run_here(struct checker *c, struct gen *g, const struct run_args *a,
 		    const struct op_seq *meta, struct op_seq *xops,
 		    uint32_t blocksize, int argc, char **argv)
 {
+	struct soak_pos pos;
 	uint64_t done = 0, upto = 0;
 	char skip[512];
-	bool ran;
 	int rc, ret;
 
-	rc = soak(c, g, a, plan, t0, deadline, true, xops, &done, &ran, &upto);
-	if (!rc && ran)
+	rc = soak(c, g, a, plan, t0, deadline, true, xops, &done, &pos);
+	if (!rc && pos.round)
 		rc = check_finish(c);
+	if (rc && pos.round)
+		upto = run_plan_upto(plan, pos.round, pos.in_round);
+	/* a round of leftover: this run, one job, repeats as it ran */
+	if (rc && !upto && a->max_ops)
+		upto = a->max_ops;
 	check_skip_summary(c, skip, sizeof(skip));
 	print_summary(check_stats(c), skip, rc, a->seed, done,
-		      mono_seconds() - t0, 1, upto ? upto : done, argc, argv);
+		      mono_seconds() - t0, 1, upto ? upto : done, NULL, argc,
+		      argv);
 	if (a->xfsx) {
 		op_seq_copy_meta(xops, meta);
 		ret = export_fsx(xops, a->xfsx, blocksize);

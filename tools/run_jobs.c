@@ -1,6 +1,6 @@
 /*
- * run_jobs.c - the rounds of `fsoracle run` handed out, here or to worker
- * processes (run_jobs.h).
+ * run_jobs.c - the rounds of `fsoracle run` in worker processes
+ * (run_jobs.h).
  */
 #include "tools/run_jobs.h"
 #include "tools/cmds.h"
@@ -18,25 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The plan is shared by processes: its atomics must need no lock. */
-_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
-	       "run_plan's counters must be lock-free to be shared");
-
-void run_plan_init(struct run_plan *p, uint64_t max_ops, uint64_t round_ops)
-{
-	memset(p, 0, sizeof(*p));
-	p->max_ops = max_ops;
-	p->round_ops = round_ops ? round_ops : 1;
-	p->planned = max_ops ? (max_ops + p->round_ops - 1) / p->round_ops :
-			       UINT64_MAX;
-	atomic_init(&p->next, 1);
-	atomic_init(&p->leftover, 0);
-	atomic_init(&p->extra, p->planned == UINT64_MAX ? 0 : p->planned + 1);
-	atomic_init(&p->done, 0);
-	atomic_init(&p->stop, 0);
-	atomic_init(&p->failures, 0);
-}
-
 struct run_plan *run_plan_shared(uint64_t max_ops, uint64_t round_ops)
 {
 	struct run_plan *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
@@ -52,44 +33,6 @@ void run_plan_unmap(struct run_plan *p)
 {
 	if (p)
 		munmap(p, sizeof(*p));
-}
-
-uint64_t run_plan_rounds(const struct run_plan *p)
-{
-	return p->planned;
-}
-
-bool run_plan_claim(struct run_plan *p, uint64_t *round, uint64_t *ops)
-{
-	uint64_t n, left;
-
-	if (atomic_load(&p->stop))
-		return false;
-	n = atomic_fetch_add(&p->next, 1);
-	if (n <= p->planned) {
-		uint64_t rest = p->max_ops ? p->max_ops - (n - 1) * p->round_ops :
-					     p->round_ops;
-
-		*round = n;
-		*ops = rest < p->round_ops ? rest : p->round_ops;
-		return true;
-	}
-	/* the carved rounds are gone: what stalled rounds left */
-	left = atomic_load(&p->leftover);
-	do {
-		if (!left)
-			return false;
-		*ops = left < p->round_ops ? left : p->round_ops;
-	} while (!atomic_compare_exchange_weak(&p->leftover, &left,
-					       left - *ops));
-	*round = atomic_fetch_add(&p->extra, 1);
-	return true;
-}
-
-void run_plan_give_back(struct run_plan *p, uint64_t unused)
-{
-	if (p->max_ops && unused)
-		atomic_fetch_add(&p->leftover, unused);
 }
 
 int run_jobs_cpus(void)
@@ -122,6 +65,10 @@ static void reap(int status, int fd, struct run_result *res)
 	}
 	if (got == sizeof(*res) && WIFEXITED(status)) {
 		res->signal = 0;
+		/* it said all agreed, then failed at exit (a sanitizer's
+		 * leak report): that status counts */
+		if (!res->rc && WEXITSTATUS(status))
+			res->rc = WEXITSTATUS(status);
 		return;
 	}
 	memset(res, 0, sizeof(*res));
@@ -169,6 +116,7 @@ int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 {
 	pid_t pid[RUN_JOBS_MAX], parent = getpid();
 	int fd[RUN_JOBS_MAX], left = 0, ret = 0;
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old;
 	double tlast = t0;
 
 	if (n < 1 || n > RUN_JOBS_MAX)
@@ -176,12 +124,16 @@ int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 	for (int i = 0; i < n; i++) {
 		memset(&res[i], 0, sizeof(res[i]));
 		res[i].failure = -1;
+		pid[i] = 0;
+		fd[i] = -1;
 	}
+	/* SIGCHLD ignored (inherited so) would reap the workers unseen */
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGCHLD, &dfl, &old);
 	fflush(NULL); /* nothing buffered here is written twice */
 	for (int i = 0; i < n; i++) {
 		int pfd[2];
 
-		pid[i] = -1;
 		if (pipe(pfd)) {
 			ret = -errno;
 			break;
@@ -193,13 +145,15 @@ int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 			if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 				_exit(EXIT_IO);
 			for (int k = 0; k < i; k++)
-				close(fd[k]);
+				if (fd[k] >= 0)
+					close(fd[k]);
 			close(pfd[0]);
 			child(fn, arg, i, pfd[1]);
 		}
 		close(pfd[1]);
 		if (pid[i] < 0) {
 			ret = -errno;
+			pid[i] = 0;
 			close(pfd[0]);
 			break;
 		}
@@ -213,9 +167,15 @@ int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 
 		for (int i = 0; i < n; i++) {
 			int status;
+			pid_t w;
 
-			if (pid[i] <= 0 || waitpid(pid[i], &status, WNOHANG) != pid[i])
+			if (pid[i] <= 0)
 				continue;
+			w = waitpid(pid[i], &status, WNOHANG);
+			if (w == 0 || (w < 0 && errno == EINTR))
+				continue;
+			if (w < 0) /* gone unseen: its pipe says what it did */
+				status = 0;
 			reap(status, fd[i], &res[i]);
 			close(fd[i]);
 			pid[i] = 0;
@@ -236,5 +196,6 @@ int run_jobs(int n, run_worker_fn fn, void *arg, struct run_plan *p,
 			tlast = tn;
 		}
 	}
+	sigaction(SIGCHLD, &old, NULL);
 	return ret;
 }
