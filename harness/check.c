@@ -1492,6 +1492,11 @@ void check_skip_summary_of(const struct check_stats *st,
 	}
 }
 
+/* A field added to check_stats is added here too: */
+_Static_assert(sizeof(struct check_stats) ==
+	       (13 + OP_KIND_COUNT) * sizeof(uint64_t),
+	       "check_stats_add must add every field of check_stats");
+
 void check_stats_add(struct check_stats *sum, const struct check_stats *st)
 {
 	sum->ops += st->ops;
