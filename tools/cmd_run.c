@@ -770,6 +770,12 @@ static int run_workers(struct run_ctx *x, int jobs, struct target **tgt,
 		      first >= 0 && res[first].upto ? res[first].upto : done,
 		      first >= 0 && !res[first].upto ? x->a->log : NULL, argc,
 		      argv);
+	/* a deadline stops each worker in a round of its own: --ops
+	 * carves one round short, so it repeats as many ops, not these */
+	if (!rc && x->deadline && !x->a->max_ops)
+		fprintf(stderr, "  (a deadline stopped the %d workers each in a "
+			"round of its own: this runs as many ops of the same "
+			"rounds, but cuts only its last one short)\n", jobs);
 	free(res);
 	return rc;
 }
