@@ -23,6 +23,7 @@ void run_plan_init(struct run_plan *p, uint64_t max_ops, uint64_t round_ops)
 	atomic_init(&p->done, 0);
 	atomic_init(&p->stop, 0);
 	atomic_init(&p->failures, 0);
+	atomic_init(&p->printing, 0);
 }
 
 uint64_t run_plan_rounds(const struct run_plan *p)

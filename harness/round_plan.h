@@ -39,6 +39,7 @@ struct run_plan {
 	atomic_uint_fast64_t done;     /* ops run, every worker (progress)  */
 	atomic_int stop;               /* a worker failed: no more ops      */
 	atomic_uint failures;          /* failure logs named so far         */
+	atomic_int printing;           /* a worker writes its report        */
 };
 
 void run_plan_init(struct run_plan *p, uint64_t max_ops, uint64_t round_ops);

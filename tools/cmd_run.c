@@ -649,9 +649,26 @@ static const char *worker_log_name(void *arg)
 	return x->name;
 }
 
-/* Bytes of a memory stream on stderr, in one write where it can. */
-static void put_report(const char *buf, size_t len)
+/*
+ * Bytes of a memory stream on stderr, one worker's at a time (a report
+ * may pass what one write keeps whole); a worker killed while writing
+ * holds the turn for no more than a second.
+ */
+static void put_report(struct run_plan *p, const char *buf, size_t len)
 {
+	double until = mono_seconds() + 1.0;
+	int free_turn = 0;
+	bool mine;
+
+	while (!(mine = atomic_compare_exchange_weak(&p->printing, &free_turn,
+						     1))) {
+		struct timespec ts = { 0, 1000000 };
+
+		free_turn = 0;
+		if (mono_seconds() > until)
+			break;
+		nanosleep(&ts, NULL);
+	}
 	while (len) {
 		ssize_t w = write(STDERR_FILENO, buf, len);
 
@@ -662,6 +679,8 @@ static void put_report(const char *buf, size_t len)
 		buf += w;
 		len -= (size_t)w;
 	}
+	if (mine)
+		atomic_store(&p->printing, 0);
 }
 
 /*
@@ -717,7 +736,8 @@ static void run_worker(void *arg, int job, struct run_result *res)
 	target_list_close(t, n);
 	if (cfg.out != stderr) {
 		fclose(cfg.out);
-		put_report(rep, replen);
+		if (replen)
+			put_report(x->plan, rep, replen);
 		free(rep);
 	}
 }
