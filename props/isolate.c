@@ -20,6 +20,7 @@
  * cfg.fork.verbose; the final replay of the minimal counterexample keeps
  * them, so its crash report is shown once.
  */
+#include "base/fdio.h"
 #include "props/props_internal.h"
 
 #include <errno.h>
@@ -78,21 +79,6 @@ static void child_plain_crashes(void)
 		signal(sigs[i], SIG_DFL);
 }
 
-static void write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		p += n;
-		len -= (size_t)n;
-	}
-}
 
 static void sleep_ms(unsigned ms)
 {
@@ -151,9 +137,9 @@ static _Noreturn void child_run(struct props_trial *t,
 		c->hooks.fork_post(info, c->hooks.env);
 	trial_clear_notes(t);
 	r = (unsigned char)call_prop(t);
-	write_all(fd, &r, 1);
+	(void)fd_write_all(fd, &r, 1);
 	if (t->nnotes)
-		write_all(fd, t->notes, t->nnotes);
+		(void)fd_write_all(fd, t->notes, t->nnotes);
 	close(fd);
 	fflush(NULL);
 	_exit(0);

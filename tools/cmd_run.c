@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "harness/check.h"
 #include "harness/fsx.h"
 #include "harness/gen.h"
@@ -669,16 +670,7 @@ static void put_report(struct run_plan *p, const char *buf, size_t len)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	while (len) {
-		ssize_t w = write(STDERR_FILENO, buf, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		buf += w;
-		len -= (size_t)w;
-	}
+	(void)fd_write_all(STDERR_FILENO, buf, len);
 	if (mine)
 		atomic_store(&p->printing, 0);
 }

@@ -3,6 +3,7 @@
  * (run_jobs.h).
  */
 #include "tools/run_jobs.h"
+#include "base/fdio.h"
 #include "tools/cmds.h"
 #include "tools/common.h"
 
@@ -84,23 +85,15 @@ static void reap(int status, int fd, struct run_result *res)
 static void child(run_worker_fn fn, void *arg, int job, int fd)
 {
 	struct run_result res;
-	size_t put = 0;
+	bool sent;
 
 	memset(&res, 0, sizeof(res));
 	res.failure = -1;
 	fn(arg, job, &res);
-	while (put < sizeof(res)) {
-		ssize_t w = write(fd, (const char *)&res + put, sizeof(res) - put);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		put += (size_t)w;
-	}
+	sent = fd_write_all(fd, &res, sizeof(res));
 	close(fd);
 	fflush(NULL);
-	exit(put == sizeof(res) ? 0 : EXIT_IO);
+	exit(sent ? 0 : EXIT_IO);
 }
 
 static void nap(long ms)
